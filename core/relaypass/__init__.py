@@ -1,0 +1,51 @@
+"""relaypass: a pure-Python home for Relay-style compiler passes.
+
+The top level is deliberately light: attributes are imported on first use
+(PEP 562), so that tools that only list plugins never import numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "IRModule": ("relaypass.ir.module", "IRModule"),
+    "parse": ("relaypass.ir.parser", "parse"),
+    "parse_expr": ("relaypass.ir.parser", "parse_expr"),
+    "load": ("relaypass.ir.io", "load"),
+    "save": ("relaypass.ir.io", "save"),
+    "ParseError": ("relaypass.errors", "ParseError"),
+    "RelayPassError": ("relaypass.errors", "RelayPassError"),
+    "TypeInferenceError": ("relaypass.errors", "TypeInferenceError"),
+    "structural_equal": ("relaypass.ir.structural", "structural_equal"),
+    "structural_hash": ("relaypass.ir.structural", "structural_hash"),
+    "assert_structural_equal": ("relaypass.ir.structural", "assert_structural_equal"),
+}
+_SUBMODULES = {
+    "ir", "relay", "transform", "instrument", "plugins", "op", "interp", "frontend",
+    "functor", "errors", "cli", "testing",
+}
+
+if TYPE_CHECKING:
+    from . import errors, functor, ir, relay  # noqa: F401
+    from .errors import ParseError, RelayPassError, TypeInferenceError  # noqa: F401
+    from .ir.module import IRModule  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is not None:
+        value = getattr(importlib.import_module(target[0]), target[1])
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"relaypass.{name}")
+    else:
+        raise AttributeError(f"module 'relaypass' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY, *_SUBMODULES])

@@ -1,0 +1,135 @@
+"""Immutable attribute records: call attributes and function attributes.
+
+A call's attributes (``call.attrs.strides``) and a function's attributes
+(``func.attrs["Primitive"]``) are both an :class:`Attrs`: a frozen record whose
+fields read as attributes and as mapping keys.  Values are normalised on the
+way in (lists become tuples, numpy scalars become Python numbers) so that two
+records built from equal values compare and hash equal, which structural
+equality relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from .node import Node, _init
+
+
+def normalize_attr_value(value: Any) -> Any:
+    """Turn a user-supplied attribute value into its canonical immutable form."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return tuple(normalize_attr_value(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return tuple(normalize_attr_value(v) for v in value.tolist())
+    if isinstance(value, Node):
+        return value
+    if isinstance(value, Mapping):
+        return Attrs(value)
+    raise TypeError(f"unsupported attribute value {value!r} of type {type(value).__name__}")
+
+
+class Attrs(Node, Mapping):
+    """A frozen record of named attribute values.
+
+    ``type_key`` names the schema (``"relay.attrs.Conv2DAttrs"`` for calls,
+    ``"DictAttrs"`` for functions); equality compares the key and the fields.
+    """
+
+    __slots__ = ("type_key", "_fields", "_hash")
+
+    def __init__(self, fields: Mapping[str, Any] | None = None, type_key: str = "DictAttrs"):
+        normalized = {str(k): normalize_attr_value(v) for k, v in (fields or {}).items()}
+        _init(self, "type_key", type_key)
+        _init(self, "_fields", normalized)
+        _init(self, "_hash", None)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when the slot lookup failed, i.e. for field names.
+        try:
+            return object.__getattribute__(self, "_fields")[name]
+        except KeyError:
+            fields = object.__getattribute__(self, "_fields")
+            raise AttributeError(
+                f"{self.type_key} has no attribute {name!r}; it has: {', '.join(fields) or 'none'}"
+            ) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._fields[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._fields
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._fields.get(key, default)
+
+    def with_fields(self, **updates: Any) -> Attrs:
+        """A copy with some fields replaced or added."""
+        merged = dict(self._fields)
+        merged.update(updates)
+        return Attrs(merged, self.type_key)
+
+    def without(self, key: str) -> Attrs:
+        """A copy without ``key``."""
+        return Attrs({k: v for k, v in self._fields.items() if k != key}, self.type_key)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Attrs):
+            return NotImplemented
+        return self.type_key == other.type_key and _values_equal(self._fields, other._fields)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.type_key, tuple(sorted((k, _hashable(v)) for k, v in self._fields.items()))))
+            _init(self, "_hash", h)
+        return h
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={v!r}" for k, v in self._fields.items())
+        return f"{self.type_key}({body})"
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, Node) and not isinstance(value, Attrs):
+        from .structural import structural_hash
+
+        return structural_hash(value)
+    return value
+
+
+def _values_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for k, va in a.items():
+        vb = b[k]
+        if isinstance(va, Node) and not isinstance(va, Attrs):
+            from .structural import structural_equal
+
+            if not isinstance(vb, Node) or not structural_equal(va, vb):
+                return False
+        elif type(va) is not type(vb) and not (
+            isinstance(va, (int, float)) and isinstance(vb, (int, float))
+            and not isinstance(va, bool) and not isinstance(vb, bool)
+        ):
+            return False
+        elif va != vb:
+            return False
+    return True
+
+
+EMPTY_DICT_ATTRS = Attrs()

@@ -1,0 +1,362 @@
+"""Relay's expression language: the nodes every pass reads and builds.
+
+Names and fields follow Relay so that code written against ``tvm.relay``
+reads the same.  Every expression carries ``span`` (where it came from) and
+``checked_type`` (filled by type inference; reading it earlier raises, as in
+Relay).  Expressions compare by identity; see :mod:`relaypass.ir.structural`
+for comparison by structure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any as _AnyT
+
+import numpy as np
+
+from ..errors import UncheckedTypeError
+from .attrs import EMPTY_DICT_ATTRS, Attrs
+from .node import Node, Span, _init
+from .types import Type, TypeVar
+
+
+class Expr(Node):
+    """Base class of every Relay expression (Relay's ``RelayExpr``).
+
+    Python's arithmetic and comparison operators build calls to the standard
+    operators (``x + y`` is ``add(x, y)``), as in Relay; ``==`` stays identity.
+    """
+
+    __slots__ = ("span", "_checked_type")
+
+    @property
+    def checked_type(self) -> Type:
+        """The type inferred for this expression by InferType."""
+        t = self._checked_type
+        if t is None:
+            raise UncheckedTypeError(
+                "The type checker has not populated the checked_type for this node; "
+                "run InferType first"
+            )
+        return t
+
+    @property
+    def has_checked_type(self) -> bool:
+        return self._checked_type is not None
+
+    def astext(self, show_meta_data: bool = True) -> str:
+        """The Relay text form of this expression."""
+        from .printer import astext
+
+        return astext(self, show_meta_data=show_meta_data)
+
+    def __str__(self) -> str:
+        return self.astext()
+
+    def __repr__(self) -> str:
+        return self.astext()
+
+    # Operator sugar, as Relay's ``ExprWithOp``.
+    def __add__(self, other: Expr) -> Call:
+        return _binary("add", self, other)
+
+    def __radd__(self, other: Expr) -> Call:
+        return _binary("add", other, self)
+
+    def __sub__(self, other: Expr) -> Call:
+        return _binary("subtract", self, other)
+
+    def __rsub__(self, other: Expr) -> Call:
+        return _binary("subtract", other, self)
+
+    def __mul__(self, other: Expr) -> Call:
+        return _binary("multiply", self, other)
+
+    def __rmul__(self, other: Expr) -> Call:
+        return _binary("multiply", other, self)
+
+    def __truediv__(self, other: Expr) -> Call:
+        return _binary("divide", self, other)
+
+    def __rtruediv__(self, other: Expr) -> Call:
+        return _binary("divide", other, self)
+
+    def __neg__(self) -> Call:
+        from .op import Op
+
+        return Call(Op.get("negative"), [self])
+
+    def __lt__(self, other: Expr) -> Call:
+        return _binary("less", self, other)
+
+    def __le__(self, other: Expr) -> Call:
+        return _binary("less_equal", self, other)
+
+    def __gt__(self, other: Expr) -> Call:
+        return _binary("greater", self, other)
+
+    def __ge__(self, other: Expr) -> Call:
+        return _binary("greater_equal", self, other)
+
+    def astype(self, dtype: str) -> Call:
+        """Cast to ``dtype`` (Relay's ``expr.astype``)."""
+        from .op import make_call
+
+        return make_call("cast", [self], dtype=dtype)
+
+    def __call__(self, *args: Expr) -> Call:
+        return Call(self, args)
+
+
+def _binary(op_name: str, lhs: object, rhs: object) -> Call:
+    if not isinstance(lhs, Expr) or not isinstance(rhs, Expr):
+        other = rhs if isinstance(lhs, Expr) else lhs
+        raise TypeError(f'convert "{other!r}" with `const` first')
+    from .op import Op
+
+    return Call(Op.get(op_name), [lhs, rhs])
+
+
+def set_checked_type(expr: Expr, ty: Type) -> Expr:
+    """Fill ``expr.checked_type``; for type inference on nodes it has just built."""
+    _init(expr, "_checked_type", ty)
+    return expr
+
+
+class Var(Expr):
+    """A local variable: a function parameter or a let-bound name (``%x``)."""
+
+    __slots__ = ("name_hint", "type_annotation")
+
+    def __init__(self, name_hint: str, type_annotation: Type | None = None, span: Span | None = None):
+        _init(self, "name_hint", name_hint)
+        _init(self, "type_annotation", type_annotation)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class GlobalVar(Expr):
+    """The name of a function in a module (``@main``)."""
+
+    __slots__ = ("name_hint",)
+
+    def __init__(self, name_hint: str, span: Span | None = None):
+        _init(self, "name_hint", name_hint)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class Constant(Expr):
+    """A tensor literal holding a read-only numpy array."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: object, span: Span | None = None):
+        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
+        if arr.flags.writeable:
+            arr = arr.copy()
+            arr.flags.writeable = False
+        _init(self, "data", arr)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class Tuple(Expr):
+    """A tuple of expressions: ``(%a, %b)``."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: Iterable[Expr], span: Span | None = None):
+        _init(self, "fields", tuple(fields))
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __getitem__(self, index: int) -> Expr:
+        return self.fields[index]
+
+    def astuple(self) -> Tuple:
+        return self
+
+
+class TupleGetItem(Expr):
+    """A projection out of a tuple: ``%t.1``."""
+
+    __slots__ = ("tuple_value", "index")
+
+    def __init__(self, tuple_value: Expr, index: int, span: Span | None = None):
+        _init(self, "tuple_value", tuple_value)
+        _init(self, "index", int(index))
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class Call(Expr):
+    """A call of an operator, a function, a global or a closure."""
+
+    __slots__ = ("op", "args", "attrs", "type_args")
+
+    def __init__(
+        self,
+        op: Expr,
+        args: Iterable[Expr],
+        attrs: Attrs | None = None,
+        type_args: Sequence[Type] | None = None,
+        span: Span | None = None,
+    ):
+        _init(self, "op", op)
+        _init(self, "args", tuple(args))
+        _init(self, "attrs", attrs)
+        _init(self, "type_args", tuple(type_args) if type_args else ())
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class BaseFunc(Expr):
+    """What a module maps global variables to."""
+
+    __slots__ = ()
+
+
+class Function(BaseFunc):
+    """A function ``fn (%x: T) -> R { body }`` with optional type parameters and attributes."""
+
+    __slots__ = ("params", "body", "ret_type", "type_params", "attrs")
+
+    def __init__(
+        self,
+        params: Iterable[Var],
+        body: Expr,
+        ret_type: Type | None = None,
+        type_params: Sequence[TypeVar] | None = None,
+        attrs: Attrs | Mapping[str, _AnyT] | None = None,
+        span: Span | None = None,
+    ):
+        if attrs is None:
+            attrs = EMPTY_DICT_ATTRS
+        elif not isinstance(attrs, Attrs):
+            attrs = Attrs(attrs)
+        _init(self, "params", tuple(params))
+        _init(self, "body", body)
+        _init(self, "ret_type", ret_type)
+        _init(self, "type_params", tuple(type_params) if type_params else ())
+        _init(self, "attrs", attrs)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+    def with_attr(self, key: str, value: _AnyT) -> Function:
+        """A copy of this function with attribute ``key`` set to ``value``."""
+        return self.with_attrs({key: value})
+
+    def with_attrs(self, updates: Mapping[str, _AnyT]) -> Function:
+        """A copy of this function with several attributes set."""
+        func = Function(
+            self.params, self.body, self.ret_type, self.type_params,
+            self.attrs.with_fields(**updates), self.span,
+        )
+        _init(func, "_checked_type", self._checked_type)
+        return func
+
+    def without_attr(self, key: str) -> Function:
+        """A copy of this function without attribute ``key``."""
+        func = Function(
+            self.params, self.body, self.ret_type, self.type_params,
+            self.attrs.without(key), self.span,
+        )
+        _init(func, "_checked_type", self._checked_type)
+        return func
+
+
+class Let(Expr):
+    """``let %var = value; body``."""
+
+    __slots__ = ("var", "value", "body")
+
+    def __init__(self, var: Var, value: Expr, body: Expr, span: Span | None = None):
+        _init(self, "var", var)
+        _init(self, "value", value)
+        _init(self, "body", body)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class If(Expr):
+    """``if (cond) { true_branch } else { false_branch }``; cond is a boolean scalar."""
+
+    __slots__ = ("cond", "true_branch", "false_branch")
+
+    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span: Span | None = None):
+        _init(self, "cond", cond)
+        _init(self, "true_branch", true_branch)
+        _init(self, "false_branch", false_branch)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class RefCreate(Expr):
+    """Allocate a mutable reference cell holding ``value``: ``ref(%v)``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Expr, span: Span | None = None):
+        _init(self, "value", value)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class RefRead(Expr):
+    """Read a reference cell: ``ref_read(%r)``."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Expr, span: Span | None = None):
+        _init(self, "ref", ref)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+class RefWrite(Expr):
+    """Write ``value`` into a reference cell: ``ref_write(%r, %v)``; evaluates to ``()``."""
+
+    __slots__ = ("ref", "value")
+
+    def __init__(self, ref: Expr, value: Expr, span: Span | None = None):
+        _init(self, "ref", ref)
+        _init(self, "value", value)
+        _init(self, "span", span)
+        _init(self, "_checked_type", None)
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of ``expr``, in evaluation order."""
+    t = type(expr)
+    if t is Call:
+        return (expr.op, *expr.args)  # type: ignore[attr-defined]
+    getter = _CHILDREN.get(t)
+    if getter is None:
+        for base, g in _CHILDREN.items():
+            if isinstance(expr, base):
+                return g(expr)
+        return ()
+    return getter(expr)
+
+
+_CHILDREN = {
+    Var: lambda e: (),
+    GlobalVar: lambda e: (),
+    Constant: lambda e: (),
+    Tuple: lambda e: e.fields,
+    TupleGetItem: lambda e: (e.tuple_value,),
+    Call: lambda e: (e.op, *e.args),
+    Function: lambda e: (*e.params, e.body),
+    Let: lambda e: (e.var, e.value, e.body),
+    If: lambda e: (e.cond, e.true_branch, e.false_branch),
+    RefCreate: lambda e: (e.value,),
+    RefRead: lambda e: (e.ref,),
+    RefWrite: lambda e: (e.ref, e.value),
+}

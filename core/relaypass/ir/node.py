@@ -1,0 +1,64 @@
+"""The base of every IR object: immutability, identity equality and spans.
+
+Nodes compare and hash by identity so that memo tables keyed by node are
+O(1); structural comparison is the separate :mod:`relaypass.ir.structural`.
+Fields are set once, in ``__init__``, through ``_init`` (object.__setattr__);
+assigning a field afterwards raises, because passes share subtrees freely and a
+changed node would silently change every module that holds it.
+"""
+
+from __future__ import annotations
+
+from typing import Any as _AnyT
+
+_init = object.__setattr__
+
+
+class Node:
+    """An immutable IR object."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: _AnyT) -> None:
+        raise AttributeError(
+            f"{type(self).__name__} is immutable: cannot set {name!r}; build a new node instead"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable: cannot delete {name!r}")
+
+    def same_as(self, other: object) -> bool:
+        """Identity comparison, as TVM's ``same_as``."""
+        return self is other
+
+    def __copy__(self) -> Node:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Node:
+        return self
+
+
+class Span(Node):
+    """Where a node came from in a source text (1-based lines and columns)."""
+
+    __slots__ = ("source_name", "line", "column", "end_line", "end_column")
+
+    def __init__(
+        self,
+        source_name: str,
+        line: int,
+        column: int,
+        end_line: int | None = None,
+        end_column: int | None = None,
+    ) -> None:
+        _init(self, "source_name", source_name)
+        _init(self, "line", line)
+        _init(self, "column", column)
+        _init(self, "end_line", line if end_line is None else end_line)
+        _init(self, "end_column", column if end_column is None else end_column)
+
+    def __str__(self) -> str:
+        return f"{self.source_name}:{self.line}:{self.column}"
+
+    def __repr__(self) -> str:
+        return f"Span({self.source_name!r}, {self.line}, {self.column})"

@@ -1,0 +1,233 @@
+"""Operators and their registry.
+
+An :class:`Op` is the callee of a primitive call, a singleton per name.  What
+the rest of relaypass needs to know about an operator is registered with it,
+under Relay's attribute keys, so that type inference, the interpreter and
+fusion look it up by key instead of knowing operators by name:
+
+``FTypeRelation``
+    ``relation(arg_types, attrs) -> Type``; called with the argument types once
+    none is incomplete, returns the result type or raises
+    :class:`~relaypass.errors.TypeRelationError`.
+``FKernel``
+    ``kernel(args, attrs) -> value``; the numpy implementation used by the
+    interpreter (values are numpy arrays or tuples of values).
+``TOpPattern``
+    the fusion pattern, an :class:`OpPattern`.
+``TOpIsStateful`` / ``TNonComputational``
+    flags that keep constant folding away from the operator.
+
+The standard operators (:mod:`relaypass.op`) and operators of installed
+packages (entry point group ``relaypass.operators``) are loaded the first time
+an unknown name is looked up, so importing the IR stays cheap.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..errors import AttrsError, UnknownOpError
+from .attrs import Attrs
+from .expr import Call, Expr
+from .node import _init
+from .types import Type
+
+
+class OpPattern(enum.IntEnum):
+    """How an operator may be fused, with Relay's values."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+
+REQUIRED = object()
+"""Marks an attribute field that has no default and must be given."""
+
+
+class AttrField:
+    """One field of an attribute schema: its default, expected Python type and help."""
+
+    __slots__ = ("name", "default", "type", "help")
+
+    def __init__(self, name: str, default: Any = REQUIRED, type: Any = None, help: str = ""):
+        self.name = name
+        self.default = default
+        self.type = type
+        self.help = help
+
+
+class AttrsSchema:
+    """The attributes a call of an operator takes, by name, with defaults.
+
+    Builds the :class:`Attrs` record of a call: unknown names and missing
+    required fields are an :class:`AttrsError` that lists the valid fields.
+    """
+
+    __slots__ = ("type_key", "fields")
+
+    def __init__(self, type_key: str, fields: Iterable[AttrField] | Mapping[str, Any]):
+        self.type_key = type_key
+        if isinstance(fields, Mapping):
+            fields = [f if isinstance(f, AttrField) else AttrField(k, f) for k, f in fields.items()]
+        self.fields = {f.name: f for f in fields}
+
+    def build(self, op_name: str, values: Mapping[str, Any]) -> Attrs:
+        unknown = [k for k in values if k not in self.fields]
+        if unknown:
+            raise AttrsError(
+                f"operator {op_name!r} has no attribute {unknown[0]!r}; "
+                f"valid attributes: {', '.join(self.fields) or 'none'}"
+            )
+        out: dict[str, Any] = {}
+        for name, f in self.fields.items():
+            if name in values:
+                out[name] = values[name]
+            elif f.default is REQUIRED:
+                raise AttrsError(f"operator {op_name!r} requires attribute {name!r}")
+            else:
+                out[name] = f.default
+        return Attrs(out, self.type_key)
+
+
+class Op(Expr):
+    """A primitive operator, looked up by name with :meth:`Op.get`."""
+
+    __slots__ = ("name", "num_inputs", "attrs_schema", "description", "_attrs")
+
+    def __init__(self, name: str, num_inputs: int, attrs_schema: AttrsSchema | None, description: str):
+        _init(self, "name", name)
+        _init(self, "num_inputs", num_inputs)
+        _init(self, "attrs_schema", attrs_schema)
+        _init(self, "description", description)
+        _init(self, "_attrs", {})
+        _init(self, "span", None)
+        _init(self, "_checked_type", None)
+
+    def get_attr(self, key: str) -> Any:
+        """The registered attribute ``key`` of this operator, or None."""
+        return self._attrs.get(key)
+
+    def has_attr(self, key: str) -> bool:
+        return key in self._attrs
+
+    @property
+    def pattern(self) -> OpPattern:
+        return self._attrs.get("TOpPattern", OpPattern.OPAQUE)
+
+    @staticmethod
+    def get(name: str) -> Op:
+        """The operator registered as ``name``; unknown names list near matches."""
+        op = _REGISTRY.get(name)
+        if op is not None:
+            return op
+        _load_operator_sets()
+        op = _REGISTRY.get(name)
+        if op is None:
+            near = difflib.get_close_matches(name, list(_REGISTRY), n=4, cutoff=0.6)
+            hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+            raise UnknownOpError(f"operator {name!r} is not registered{hint}")
+        return op
+
+    @staticmethod
+    def list_op_names() -> list[str]:
+        """Every registered operator name, sorted."""
+        _load_operator_sets()
+        return sorted(_REGISTRY)
+
+    def __reduce__(self) -> tuple[Callable[[str], Op], tuple[str]]:
+        return (Op.get, (self.name,))
+
+
+_REGISTRY: dict[str, Op] = {}
+_LOAD_LOCK = threading.RLock()
+_loaded = False
+
+
+def _load_operator_sets() -> None:
+    """Import the standard operators, then those of installed packages, once."""
+    global _loaded
+    if _loaded:
+        return
+    with _LOAD_LOCK:
+        if _loaded:
+            return
+        _loaded = True
+        import importlib
+
+        importlib.import_module("relaypass.op")
+        from ..plugins.operators import load_operator_entry_points
+
+        load_operator_entry_points()
+
+
+def register_op(
+    name: str,
+    *,
+    num_inputs: int,
+    type_relation: Callable[[Sequence[Type], Attrs | None], Type],
+    kernel: Callable[[Sequence[Any], Attrs | None], Any] | None = None,
+    pattern: OpPattern | int = OpPattern.OPAQUE,
+    attrs: AttrsSchema | Mapping[str, Any] | None = None,
+    attrs_type_key: str | None = None,
+    stateful: bool = False,
+    non_computational: bool = False,
+    description: str = "",
+    override: bool = False,
+) -> Op:
+    """Register an operator with everything relaypass needs to use it.
+
+    ``num_inputs`` is the number of arguments (-1 for variadic); ``attrs`` is
+    the attribute schema (a mapping from field name to default, with
+    :data:`REQUIRED` for fields without one, or an :class:`AttrsSchema`).
+    Registering a name twice is an error unless ``override`` is true, so two
+    packages cannot silently replace each other's operators.
+    """
+    if name in _REGISTRY and not override:
+        raise ValueError(f"operator {name!r} is already registered; pass override=True to replace it")
+    if attrs is not None and not isinstance(attrs, AttrsSchema):
+        attrs = AttrsSchema(attrs_type_key or f"relay.attrs.{_camel(name)}Attrs", attrs)
+    op = Op(name, num_inputs, attrs, description)
+    op._attrs.update(
+        {
+            "FTypeRelation": type_relation,
+            "TOpPattern": OpPattern(pattern),
+            "TOpIsStateful": bool(stateful),
+            "TNonComputational": bool(non_computational),
+        }
+    )
+    if kernel is not None:
+        op._attrs["FKernel"] = kernel
+    _REGISTRY[name] = op
+    return op
+
+
+def register_op_attr(op_name: str, key: str, value: Any) -> None:
+    """Attach an extra attribute to a registered operator (TVM's ``register_op_attr``)."""
+    Op.get(op_name)._attrs[key] = value
+
+
+def make_call(op_name: str, args: Sequence[Expr], **attrs: Any) -> Call:
+    """A call of operator ``op_name`` with attributes checked against its schema."""
+    op = Op.get(op_name)
+    if op.num_inputs >= 0 and len(args) != op.num_inputs:
+        raise AttrsError(f"operator {op_name!r} takes {op.num_inputs} arguments, got {len(args)}")
+    schema = op.attrs_schema
+    if schema is None:
+        if attrs:
+            raise AttrsError(f"operator {op_name!r} takes no attributes, got {', '.join(attrs)}")
+        return Call(op, args)
+    return Call(op, args, schema.build(op_name, attrs))
+
+
+def _camel(name: str) -> str:
+    base = name.rsplit(".", 1)[-1]
+    return "".join(part.capitalize() for part in base.split("_"))

@@ -1,0 +1,255 @@
+"""Relay's type language: tensors, tuples, functions, type variables, references.
+
+Unlike expressions, types compare structurally with ``==`` (as in TVM, whose
+``Type.__eq__`` is structural equality): type inference and type relations
+compare types all the time and never care about their identity.  Type
+variables and incomplete types are the exception: each is its own variable,
+equal only to itself (function types compare their type parameters up to
+renaming through :func:`relaypass.ir.structural_equal`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+
+from .node import Node, Span, _init
+
+
+class TypeKind(enum.IntEnum):
+    """What a type variable ranges over (TVM's ``TypeKind``)."""
+
+    Type = 0
+    ShapeVar = 1
+    BaseType = 2
+    Constraint = 4
+    AdtHandle = 5
+    TypeData = 6
+
+
+class Any(Node):
+    """An unknown tensor dimension (``?`` in text), Relay's ``relay.Any()``.
+
+    All unknown dimensions compare equal: a type with ``Any`` says only that the
+    extent is not known statically.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Any)
+
+    def __hash__(self) -> int:
+        return 0x5EED
+
+    def __repr__(self) -> str:
+        return "?"
+
+    __str__ = __repr__
+
+
+Dim = int | Any
+
+
+class Type(Node):
+    """Base class of every type."""
+
+    __slots__ = ("span",)
+
+    def astext(self) -> str:
+        from .printer import type_to_text
+
+        return type_to_text(self)
+
+    def __str__(self) -> str:
+        return self.astext()
+
+    __repr__ = __str__
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+
+def _dim(d: object) -> Dim:
+    if isinstance(d, Any):
+        return d
+    if d is None:
+        return Any()
+    try:
+        value = int(d)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}") from None
+    if value != d:
+        raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}")
+    return value
+
+
+class TensorType(Type):
+    """A tensor of a static rank: ``Tensor[(1, 3, ?), float32]``."""
+
+    __slots__ = ("shape", "dtype", "_hash")
+
+    def __init__(self, shape: Iterable[object], dtype: str = "float32", span: Span | None = None):
+        shape_t = tuple(_dim(d) for d in shape)
+        dtype_s = str(dtype)
+        _init(self, "shape", shape_t)
+        _init(self, "dtype", dtype_s)
+        _init(self, "span", span)
+        _init(self, "_hash", hash((shape_t, dtype_s)))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        """True when no dimension is ``Any``."""
+        return not any(isinstance(d, Any) for d in self.shape)
+
+    @property
+    def concrete_shape(self) -> tuple[int, ...]:
+        """The shape as plain ints; raises when a dimension is ``Any``."""
+        if not self.is_static:
+            raise ValueError(f"{self} has unknown dimensions")
+        return self.shape  # type: ignore[return-value]
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, TensorType):
+            return NotImplemented if not isinstance(other, Type) else False
+        return self._hash == other._hash and self.shape == other.shape and self.dtype == other.dtype
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def scalar_type(dtype: str) -> TensorType:
+    """The rank-0 tensor type of ``dtype``."""
+    return TensorType((), dtype)
+
+
+class TupleType(Type):
+    """The type of a tuple: ``(Tensor[(1), float32], Tensor[(2), int32])``."""
+
+    __slots__ = ("fields", "_hash")
+
+    def __init__(self, fields: Iterable[Type], span: Span | None = None):
+        fields_t = tuple(fields)
+        for f in fields_t:
+            if not isinstance(f, Type):
+                raise TypeError(f"TupleType fields must be types, not {type(f).__name__}")
+        _init(self, "fields", fields_t)
+        _init(self, "span", span)
+        _init(self, "_hash", None)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, TupleType):
+            return NotImplemented if not isinstance(other, Type) else False
+        return self.fields == other.fields
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash(("tuple", self.fields))
+            _init(self, "_hash", h)
+        return h
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+
+class TypeVar(Type):
+    """A type variable, bound by a function type's ``type_params``."""
+
+    __slots__ = ("name_hint", "kind")
+
+    def __init__(self, name_hint: str, kind: TypeKind = TypeKind.Type, span: Span | None = None):
+        _init(self, "name_hint", str(name_hint))
+        _init(self, "kind", TypeKind(kind))
+        _init(self, "span", span)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self) >> 4
+
+
+class GlobalTypeVar(TypeVar):
+    """A named global type (kept for API familiarity; relaypass has no ADTs yet)."""
+
+    __slots__ = ()
+
+
+class IncompleteType(Type):
+    """A type not known yet, to be solved by type inference (``_`` in text)."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: TypeKind = TypeKind.Type, span: Span | None = None):
+        _init(self, "kind", TypeKind(kind))
+        _init(self, "span", span)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self) >> 4
+
+
+class FuncType(Type):
+    """A function type ``fn <T>(arg_types) -> ret_type``."""
+
+    __slots__ = ("arg_types", "ret_type", "type_params", "type_constraints")
+
+    def __init__(
+        self,
+        arg_types: Sequence[Type],
+        ret_type: Type,
+        type_params: Sequence[TypeVar] | None = None,
+        type_constraints: Sequence[Type] | None = None,
+        span: Span | None = None,
+    ):
+        _init(self, "arg_types", tuple(arg_types))
+        _init(self, "ret_type", ret_type)
+        _init(self, "type_params", tuple(type_params or ()))
+        _init(self, "type_constraints", tuple(type_constraints or ()))
+        _init(self, "span", span)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, FuncType):
+            return NotImplemented if not isinstance(other, Type) else False
+        from .structural import structural_equal
+
+        return structural_equal(self, other)
+
+    def __hash__(self) -> int:
+        from .structural import structural_hash
+
+        return structural_hash(self)
+
+
+class RefType(Type):
+    """The type of a mutable reference cell: ``ref(Tensor[(), float32])``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Type, span: Span | None = None):
+        _init(self, "value", value)
+        _init(self, "span", span)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, RefType):
+            return NotImplemented if not isinstance(other, Type) else False
+        return self.value == other.value
+
+    def __hash__(self) -> int:
+        return hash(("ref", self.value))

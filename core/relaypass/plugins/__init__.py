@@ -1,0 +1,1 @@
+"""Plugin machinery: entry-point discovery, manifests, dependency resolution, hook specs."""

@@ -1,0 +1,61 @@
+"""The namespace TVM Relay users know: ``from relaypass import relay``.
+
+Code written against ``tvm.relay`` ports by changing the import: the IR
+classes, ``relay.var``/``relay.const``, ``ScopeBuilder``, operator
+constructors (``relay.add``, ``relay.nn.conv2d``), ``relay.analysis`` and
+``relay.transform`` (every registered pass by name) live here.
+"""
+
+from ..ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from ..ir.module import IRModule
+from ..ir.op import Op
+from ..ir.types import (
+    Any,
+    FuncType,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeKind,
+    TypeVar,
+    scalar_type,
+)
+from ..op import *  # noqa: F403
+from ..op import nn
+from . import analysis
+from .expr_builders import const, var
+from .scope_builder import ScopeBuilder
+
+RelayExpr = Expr
+from .. import op  # noqa: E402,F811
+
+
+def __getattr__(name: str):
+    # ``relay.transform`` and other sub-namespaces that import heavier machinery
+    # are loaded on first use.
+    import importlib
+
+    if name in ("transform", "annotation", "testing", "frontend"):
+        module = importlib.import_module(f"relaypass.relay.{name}")
+        globals()[name] = module
+        return module
+    if name == "create_executor":
+        from ..interp import create_executor
+
+        return create_executor
+    raise AttributeError(f"module 'relaypass.relay' has no attribute {name!r}")

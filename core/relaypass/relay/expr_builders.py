@@ -1,0 +1,49 @@
+"""``relay.var`` and ``relay.const``: the shorthands Relay users build programs with."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..ir.expr import Constant, Var
+from ..ir.types import TensorType, Type
+
+
+def var(
+    name_hint: str,
+    type_annotation: Type | str | None = None,
+    shape: Sequence[object] | None = None,
+    dtype: str = "float32",
+) -> Var:
+    """A new variable; ``shape``/``dtype`` build a tensor type annotation.
+
+    As in Relay, a string ``type_annotation`` is a dtype of a scalar tensor.
+    """
+    if type_annotation is not None and shape is not None:
+        raise ValueError("give either type_annotation or shape, not both")
+    if shape is not None:
+        type_annotation = TensorType(shape, dtype)
+    elif isinstance(type_annotation, str):
+        type_annotation = TensorType((), type_annotation)
+    return Var(name_hint, type_annotation)
+
+
+def const(value: object, dtype: str | None = None) -> Constant:
+    """A constant tensor.
+
+    Without ``dtype``, Relay's defaults apply: Python ints and int64 arrays
+    become int32, Python floats and float64 arrays become float32.
+    """
+    if isinstance(value, Constant):
+        return value
+    if dtype is not None:
+        return Constant(np.asarray(value, dtype=dtype))
+    arr = np.asarray(value)
+    if isinstance(value, bool) or arr.dtype == np.bool_:
+        arr = arr.astype("bool")
+    elif arr.dtype == np.int64:
+        arr = arr.astype("int32")
+    elif arr.dtype == np.float64:
+        arr = arr.astype("float32")
+    return Constant(arr)

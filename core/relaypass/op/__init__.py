@@ -2,12 +2,24 @@
 
 Importing this package registers every standard operator; the IR does so on
 the first lookup of an operator, so users rarely import it themselves.  The
-constructors of the top-level operators (``add``, ``concatenate``, ...) are
-re-exported here and under ``relay``; ``nn`` holds the neural-network ones.
+constructors of the top-level operators (``add``, ``reshape``, ``sum``, ...)
+are re-exported here and under ``relay``; ``nn`` holds the neural-network
+ones (``relay.nn``).  Each family lives in its own module: ``tensor``
+(elementwise and creation), ``transform`` (shape and data movement),
+``indexing``, ``reduce``, and the ``nn`` package.
+
+To add an operator of your own, call :func:`relaypass.ir.op.register_op`
+(see docs/operators.md).
 """
 
-from . import nn, tensor, transform
+from . import indexing, nn, reduce, tensor, transform
+from .indexing import *  # noqa: F403
+from .reduce import *  # noqa: F403
 from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403
+from .tuple_wrapper import TupleWrapper
 
-__all__ = ["nn", *tensor.__all__, *transform.__all__]
+__all__ = [
+    "nn", "TupleWrapper",
+    *tensor.__all__, *transform.__all__, *indexing.__all__, *reduce.__all__,
+]

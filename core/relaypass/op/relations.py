@@ -1,79 +1,287 @@
-"""Type relations shared by many operators: broadcasting, identity, and helpers.
+"""What type relations share: argument and attribute checks, broadcasting, axes, dims.
 
 A type relation takes the argument types (none incomplete) and the call's
-attributes and returns the result type, raising TypeRelationError with a
-message about the operator when the arguments do not fit.
+attributes and returns the result type.  Everything a user can get wrong
+(a wrong axis, mismatched shapes, a bad attribute value) is a
+:class:`~relaypass.errors.TypeRelationError` whose message starts with the
+operator's name, so that type inference can report it next to the call; no
+relation lets a Python or numpy exception escape.
+
+Unknown dimensions (``Any``) flow through: a relation checks what is known
+and leaves ``Any`` wherever the result depends on an unknown extent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any as _AnyT
 
 from ..errors import TypeRelationError
 from ..ir.attrs import Attrs
-from ..ir.types import Any, Dim, TensorType, Type
+from ..ir.expr import Constant
+from ..ir.types import Any, Dim, TensorType, TupleType, Type
+
+FLOAT_DTYPES = frozenset({"float16", "float32", "float64"})
+INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+DTYPES = FLOAT_DTYPES | INT_DTYPES | {"bool"}
+
+
+def fail(op_name: str, message: str) -> TypeRelationError:
+    """The error a relation raises: ``raise fail("nn.conv2d", "...")``."""
+    return TypeRelationError(f"{op_name}: {message}")
+
+
+# --- argument types -------------------------------------------------------------------------
 
 
 def expect_tensor(ty: Type, what: str) -> TensorType:
     """``ty`` as a tensor type, or a TypeRelationError naming ``what`` it should be."""
-    if not isinstance(ty, TensorType):
-        raise TypeRelationError(f"{what} must be a tensor, but has type {ty}")
-    return ty
+    if type(ty) is TensorType or isinstance(ty, TensorType):
+        return ty  # type: ignore[return-value]
+    raise TypeRelationError(f"{what} must be a tensor, but has type {ty}")
+
+
+def expect_tensors(ty: Type, op_name: str) -> list[TensorType]:
+    """The fields of a non-empty tuple of tensors (the argument of concatenate, stack)."""
+    if not isinstance(ty, TupleType) or not ty.fields:
+        raise fail(op_name, f"expects a non-empty tuple of tensors, got {ty}")
+    return [expect_tensor(f, f"{op_name}: field {i} of the tuple") for i, f in enumerate(ty.fields)]
+
+
+def expect_float(t: TensorType, op_name: str, what: str = "the argument") -> None:
+    if t.dtype not in FLOAT_DTYPES:
+        raise fail(op_name, f"{what} must have a floating-point dtype, got {t.dtype}")
+
+
+def expect_int(t: TensorType, op_name: str, what: str) -> None:
+    if t.dtype not in INT_DTYPES:
+        raise fail(op_name, f"{what} must have an integer dtype, got {t.dtype}")
+
+
+def expect_rank(t: TensorType, rank: int, op_name: str, what: str) -> None:
+    if t.ndim != rank:
+        raise fail(op_name, f"{what} must have rank {rank}, got shape {shape_str(t.shape)}")
+
+
+def expect_same_dtype(a: TensorType, b: TensorType, op_name: str, what_a: str, what_b: str) -> None:
+    if a.dtype != b.dtype:
+        raise fail(op_name, f"{what_a} has dtype {a.dtype} but {what_b} has dtype {b.dtype}")
+
+
+def expect_scalar(t: TensorType, op_name: str, what: str) -> None:
+    if t.ndim != 0:
+        raise fail(op_name, f"{what} must be a scalar (rank 0), got shape {shape_str(t.shape)}")
+
+
+# --- attributes -----------------------------------------------------------------------------
+
+
+def attr_int(value: _AnyT, name: str, op_name: str, minimum: int | None = None) -> int:
+    """An integer attribute, at least ``minimum`` when given."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(op_name, f"attribute {name} must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise fail(op_name, f"attribute {name} must be at least {minimum}, got {value}")
+    return value
+
+
+def attr_ints(
+    value: _AnyT, name: str, op_name: str, length: int | None = None, minimum: int | None = None
+) -> tuple[int, ...]:
+    """A tuple-of-integers attribute, of ``length`` when given."""
+    if not isinstance(value, tuple):
+        raise fail(op_name, f"attribute {name} must be a tuple of integers, got {value!r}")
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise fail(op_name, f"attribute {name} must be a tuple of integers, got {value!r}")
+        if minimum is not None and v < minimum:
+            raise fail(op_name, f"attribute {name} must hold values of at least {minimum}, got {value}")
+    if length is not None and len(value) != length:
+        raise fail(op_name, f"attribute {name} must have {length} values, got {value!r}")
+    return value
+
+
+def attr_number(value: _AnyT, name: str, op_name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise fail(op_name, f"attribute {name} must be a number, got {value!r}")
+    return float(value)
+
+
+def attr_bool(value: _AnyT, name: str, op_name: str) -> bool:
+    if not isinstance(value, (bool, int)) or value not in (0, 1):
+        raise fail(op_name, f"attribute {name} must be a boolean, got {value!r}")
+    return bool(value)
+
+
+def attr_choice(value: _AnyT, name: str, op_name: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise fail(
+            op_name, f"attribute {name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+        )
+    return value
+
+
+def attr_dtype(value: _AnyT, name: str, op_name: str, allow_empty: bool = False) -> str:
+    """A dtype attribute; ``""`` (meaning "same as the input") when ``allow_empty``."""
+    if allow_empty and value == "":
+        return ""
+    if value not in DTYPES:
+        raise fail(
+            op_name, f"attribute {name} is not a supported dtype: {value!r} "
+            f"(supported: {', '.join(sorted(DTYPES))})"
+        )
+    return value
+
+
+def pad_tuple2d(value: _AnyT, name: str, op_name: str) -> tuple[int, int, int, int]:
+    """Relay's 2-D padding: one value, (vertical, horizontal) or (top, left, bottom, right)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,)
+    pads = attr_ints(value, name, op_name, minimum=0)
+    if len(pads) == 1:
+        return (pads[0],) * 4  # type: ignore[return-value]
+    if len(pads) == 2:
+        return (pads[0], pads[1], pads[0], pads[1])
+    if len(pads) == 4:
+        return pads  # type: ignore[return-value]
+    raise fail(op_name, f"attribute {name} must have 1, 2 or 4 values, got {value!r}")
+
+
+def const_scalar(value: _AnyT) -> float | None:
+    """The number held by a scalar Constant, or None when ``value`` is not one."""
+    if isinstance(value, Constant) and value.data.ndim == 0:
+        return value.data.item()
+    return None
+
+
+# --- axes and dims --------------------------------------------------------------------------
+
+
+def normalize_axis(axis: _AnyT, ndim: int, op_name: str, name: str = "axis") -> int:
+    """A possibly negative axis as a non-negative one, or a TypeRelationError."""
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise fail(op_name, f"attribute {name} must be an integer, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise fail(
+            op_name,
+            f"{name} {axis} is out of range for a tensor of rank {ndim} "
+            f"(valid: {-ndim} to {ndim - 1})" if ndim else
+            f"{name} {axis} is out of range for a tensor of rank 0 (it has no axes)",
+        )
+    return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(axes: Sequence[int], ndim: int, op_name: str, name: str = "axis") -> list[int]:
+    """Distinct axes, normalized, in the order given."""
+    out = [normalize_axis(a, ndim, op_name, name) for a in axes]
+    if len(set(out)) != len(out):
+        raise fail(op_name, f"attribute {name} repeats an axis: {tuple(axes)}")
+    return out
+
+
+def is_any(d: Dim) -> bool:
+    return type(d) is Any
+
+
+def dim_mul(a: Dim, b: Dim) -> Dim:
+    return Any() if type(a) is Any or type(b) is Any else a * b  # type: ignore[operator]
+
+
+def dims_product(dims: Sequence[Dim]) -> Dim:
+    total: Dim = 1
+    for d in dims:
+        if type(d) is Any:
+            return Any()
+        total *= d  # type: ignore[operator]
+    return total
+
+
+def dims_equal_or_unknown(a: Dim, b: Dim) -> bool:
+    return type(a) is Any or type(b) is Any or a == b
+
+
+def shape_str(shape: Sequence[Dim]) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+# --- broadcasting ---------------------------------------------------------------------------
 
 
 def broadcast_shapes(lhs: Sequence[Dim], rhs: Sequence[Dim], op_name: str) -> tuple[Dim, ...]:
     """Numpy broadcasting of two shapes, with ``Any`` for dims unknown statically."""
-    out: list[Dim] = []
+    if len(lhs) == len(rhs) and tuple(lhs) == tuple(rhs):
+        return tuple(lhs)
     n = max(len(lhs), len(rhs))
-    lhs = (1,) * (n - len(lhs)) + tuple(lhs)
-    rhs = (1,) * (n - len(rhs)) + tuple(rhs)
-    for a, b in zip(lhs, rhs):
-        if isinstance(a, Any) or isinstance(b, Any):
+    lhs_p = (1,) * (n - len(lhs)) + tuple(lhs)
+    rhs_p = (1,) * (n - len(rhs)) + tuple(rhs)
+    out: list[Dim] = []
+    for i, (a, b) in enumerate(zip(lhs_p, rhs_p)):
+        if type(a) is Any or type(b) is Any:
             if a == 1:
                 out.append(b)
             elif b == 1:
                 out.append(a)
             else:
-                out.append(a if not isinstance(a, Any) else b)
+                out.append(a if type(a) is not Any else b)
         elif a == b or b == 1:
             out.append(a)
         elif a == 1:
             out.append(b)
         else:
-            raise TypeRelationError(
-                f"{op_name}: shapes {tuple(lhs)} and {tuple(rhs)} are not broadcast-compatible "
-                f"(dimension {len(out)}: {a} vs {b})"
+            raise fail(
+                op_name,
+                f"shapes {shape_str(lhs)} and {shape_str(rhs)} are not broadcast-compatible "
+                f"(dimension {i} of the broadcast shape: {a} vs {b})",
             )
     return tuple(out)
 
 
 def broadcast_rel(op_name: str, out_dtype: str | None = None):
     """The relation of a binary broadcasting operator; ``out_dtype`` for comparisons."""
+    left = f"{op_name}: the left operand"
+    right = f"{op_name}: the right operand"
 
     def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
-        lhs = expect_tensor(arg_types[0], f"{op_name}: the left operand")
-        rhs = expect_tensor(arg_types[1], f"{op_name}: the right operand")
+        lhs = arg_types[0]
+        rhs = arg_types[1]
+        if type(lhs) is not TensorType:
+            lhs = expect_tensor(lhs, left)
+        if type(rhs) is not TensorType:
+            rhs = expect_tensor(rhs, right)
         if lhs.dtype != rhs.dtype:
-            raise TypeRelationError(
-                f"{op_name}: operand dtypes differ: {lhs.dtype} and {rhs.dtype}"
-            )
-        shape = broadcast_shapes(lhs.shape, rhs.shape, op_name)
-        return TensorType(shape, out_dtype or lhs.dtype)
+            raise fail(op_name, f"operand dtypes differ: {lhs.dtype} and {rhs.dtype}")
+        if lhs.shape == rhs.shape:
+            if out_dtype is None or out_dtype == lhs.dtype:
+                return lhs
+            return TensorType(lhs.shape, out_dtype)
+        return TensorType(broadcast_shapes(lhs.shape, rhs.shape, op_name), out_dtype or lhs.dtype)
 
     return rel
 
 
 def identity_rel(op_name: str):
     """The relation of a unary operator whose result has its argument's type."""
+    what = f"{op_name}: the argument"
 
     def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
-        return expect_tensor(arg_types[0], f"{op_name}: the argument")
+        t = arg_types[0]
+        if type(t) is TensorType:
+            return t
+        return expect_tensor(t, what)
 
     return rel
 
 
-def normalize_axis(axis: int, ndim: int, op_name: str) -> int:
-    """A possibly negative axis as a non-negative one, or a TypeRelationError."""
-    if not -ndim <= axis < ndim:
-        raise TypeRelationError(f"{op_name}: axis {axis} is out of range for a tensor of rank {ndim}")
-    return axis + ndim if axis < 0 else axis
+def float_identity_rel(op_name: str):
+    """The relation of a unary floating-point function (exp, log, sigmoid, ...)."""
+    what = f"{op_name}: the argument"
+
+    def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
+        t = arg_types[0]
+        if type(t) is not TensorType:
+            t = expect_tensor(t, what)
+        if t.dtype not in FLOAT_DTYPES:
+            raise fail(op_name, f"expects a floating-point tensor, got dtype {t.dtype}")
+        return t
+
+    return rel

@@ -1,49 +1,312 @@
-"""Shape and data-movement operators."""
+"""Shape and data-movement operators: reshape and its relatives, joining, splitting,
+tiling, layout changes, and the operators that describe or enumerate shapes.
+
+Reshape follows Relay's special codes in ``newshape``: ``0`` copies the input
+dimension at the same position, ``-1`` infers one dimension from the rest,
+``-2`` copies all remaining input dimensions, ``-3`` merges two consecutive
+input dimensions, and ``-4`` splits one input dimension into the next two
+values of ``newshape`` (one of which may be ``-1``).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import TypeRelationError
 from ..ir.attrs import Attrs
-from ..ir.expr import Call, Expr, Tuple
-from ..ir.op import OpPattern, make_call, register_op
-from ..ir.types import Any, TensorType, TupleType, Type
-from .relations import expect_tensor, normalize_axis
+from ..ir.expr import Call, Constant, Expr, Tuple
+from ..ir.op import REQUIRED, OpPattern, register_op
+from ..ir.types import Any, Dim, TensorType, TupleType, Type
+from .builder import call, static_shape
+from .layout import Layout, check_convertible, transform_array
+from .relations import (
+    INT_DTYPES,
+    attr_bool,
+    attr_dtype,
+    attr_int,
+    attr_ints,
+    const_scalar,
+    dim_mul,
+    dims_equal_or_unknown,
+    dims_product,
+    expect_scalar,
+    expect_tensor,
+    expect_tensors,
+    fail,
+    is_any,
+    normalize_axes,
+    normalize_axis,
+    shape_str,
+)
+from .tuple_wrapper import TupleWrapper
 
-__all__ = ["concatenate"]
+__all__ = [
+    "reshape", "transpose", "squeeze", "expand_dims", "concatenate", "stack", "split", "tile",
+    "repeat", "broadcast_to", "reverse", "layout_transform", "shape_of", "ndarray_size", "arange",
+]
 
 
-def _concatenate_rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
-    tup = arg_types[0]
-    if not isinstance(tup, TupleType) or not tup.fields:
-        raise TypeRelationError(f"concatenate: expects a non-empty tuple of tensors, got {tup}")
-    fields = [expect_tensor(f, "concatenate: each field") for f in tup.fields]
+# --- reshape ------------------------------------------------------------------------------------
+
+
+def infer_reshape(
+    ishape: Sequence[Dim], newshape: Sequence[int], allowzero: bool, op_name: str = "reshape"
+) -> tuple[Dim, ...]:
+    """The shape ``reshape(data, newshape)`` gives for an input of ``ishape`` (ints or Any)."""
+    code = f"newshape {tuple(newshape)}"
+    oshape: list[Dim] = []
+    used_in: set[int] = set()
+    used_out: set[int] = set()
+    src = 0
+    infer_at = -1
+    n_in = len(ishape)
+    i = 0
+    while i < len(newshape):
+        v = newshape[i]
+        if v > 0 or (v == 0 and allowzero):
+            oshape.append(v)
+            src += 1
+        elif v == 0:
+            if src >= n_in:
+                raise fail(op_name, f"{code}: code 0 at position {i} copies input dimension {src}, "
+                           f"but the input has rank {n_in}")
+            used_in.add(src)
+            used_out.add(len(oshape))
+            oshape.append(ishape[src])
+            src += 1
+        elif v == -1:
+            if infer_at >= 0:
+                raise fail(op_name, f"{code}: only one dimension can be -1")
+            infer_at = len(oshape)
+            oshape.append(1)
+            src += 1
+        elif v == -2:
+            while src < n_in:
+                used_in.add(src)
+                used_out.add(len(oshape))
+                oshape.append(ishape[src])
+                src += 1
+        elif v == -3:
+            if src + 1 >= n_in:
+                raise fail(op_name, f"{code}: code -3 at position {i} merges input dimensions "
+                           f"{src} and {src + 1}, but the input has rank {n_in}")
+            used_in.update((src, src + 1))
+            used_out.add(len(oshape))
+            oshape.append(dim_mul(ishape[src], ishape[src + 1]))
+            src += 2
+        elif v == -4:
+            if i + 2 >= len(newshape):
+                raise fail(op_name, f"{code}: code -4 at position {i} must be followed by the two "
+                           f"dimensions to split into")
+            if src >= n_in:
+                raise fail(op_name, f"{code}: code -4 at position {i} splits input dimension "
+                           f"{src}, but the input has rank {n_in}")
+            d0 = ishape[src]
+            used_in.add(src)
+            src += 1
+            d1, d2 = newshape[i + 1], newshape[i + 2]
+            i += 2
+            if d1 == -1 and d2 == -1:
+                raise fail(op_name, f"{code}: the two dimensions after -4 cannot both be -1")
+            if (d1 <= 0 and d1 != -1) or (d2 <= 0 and d2 != -1):
+                raise fail(op_name, f"{code}: the dimensions after -4 must be positive or -1")
+            known = d2 if d1 == -1 else d1
+            if d1 == -1 or d2 == -1:
+                if is_any(d0):
+                    rest: Dim = Any()
+                elif d0 % known:
+                    raise fail(op_name, f"{code}: input dimension {d0} cannot be split into "
+                               f"{d1} x {d2}")
+                else:
+                    rest = d0 // known
+                d1, d2 = (rest, d2) if d1 == -1 else (d1, rest)
+            elif not is_any(d0) and d1 * d2 != d0:
+                raise fail(op_name, f"{code}: input dimension {d0} cannot be split into {d1} x {d2}")
+            used_out.update((len(oshape), len(oshape) + 1))
+            oshape.extend((d1, d2))
+        else:
+            raise fail(op_name, f"{code}: invalid code {v} at position {i} (valid codes are "
+                       f"positive sizes, 0, -1, -2, -3 and -4)")
+        i += 1
+    if infer_at >= 0:
+        total = dims_product([d for k, d in enumerate(ishape) if k not in used_in])
+        others = dims_product(
+            [d for k, d in enumerate(oshape) if k not in used_out and k != infer_at]
+        )
+        if is_any(total) or is_any(others):
+            oshape[infer_at] = Any()
+        elif others == 0 or total % others:
+            raise fail(op_name, f"cannot reshape a tensor of shape {shape_str(ishape)} to {code}: "
+                       f"the -1 dimension cannot be inferred")
+        else:
+            oshape[infer_at] = total // others
+    in_size = dims_product(ishape)
+    out_size = dims_product(oshape)
+    if not is_any(in_size) and not is_any(out_size) and in_size != out_size:
+        raise fail(op_name, f"cannot reshape a tensor of shape {shape_str(ishape)} "
+                   f"({in_size} elements) to {shape_str(oshape)} ({out_size} elements)")
+    return tuple(oshape)
+
+
+def _reshape_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "reshape: data")
+    newshape = attr_ints(attrs.newshape, "newshape", "reshape")
+    allowzero = attr_bool(attrs.allowzero, "allowzero", "reshape")
+    return TensorType(infer_reshape(t.shape, newshape, allowzero), t.dtype)
+
+
+def _reshape_kernel(args, attrs):
+    a = args[0]
+    return a.reshape(infer_reshape(a.shape, attrs.newshape, attrs.allowzero))
+
+
+register_op(
+    "reshape", num_inputs=1, type_relation=_reshape_rel, kernel=_reshape_kernel,
+    pattern=OpPattern.INJECTIVE, attrs={"newshape": REQUIRED, "allowzero": False},
+    attrs_type_key="relay.attrs.ReshapeAttrs",
+    description="Reshape with Relay's special codes 0, -1, -2, -3, -4.",
+)
+
+
+# --- transpose, squeeze, expand_dims, reverse ----------------------------------------------------
+
+
+def _transpose_axes(t: TensorType, axes, op_name: str = "transpose") -> list[int]:
+    if axes is None or axes == ():
+        return list(range(t.ndim))[::-1]
+    axes = attr_ints(axes, "axes", op_name)
+    if len(axes) != t.ndim:
+        raise fail(op_name, f"axes {axes} must name each of the {t.ndim} axes of a tensor of "
+                   f"shape {shape_str(t.shape)} once")
+    return normalize_axes(axes, t.ndim, op_name, "axes")
+
+
+def _transpose_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "transpose: data")
+    perm = _transpose_axes(t, attrs.axes)
+    return TensorType([t.shape[k] for k in perm], t.dtype)
+
+
+def _transpose_kernel(args, attrs):
+    a = args[0]
+    axes = attrs.axes
+    return np.transpose(a, None if not axes else axes)
+
+
+register_op(
+    "transpose", num_inputs=1, type_relation=_transpose_rel, kernel=_transpose_kernel,
+    pattern=OpPattern.INJECTIVE, attrs={"axes": None}, attrs_type_key="relay.attrs.TransposeAttrs",
+    description="Permute the axes; no axes reverses them.",
+)
+
+
+def _squeeze_axes(t: TensorType, axis) -> list[int]:
+    if axis is None:
+        if not t.is_static:
+            raise fail("squeeze", f"axis must be given when the input shape {shape_str(t.shape)} "
+                       f"has unknown dimensions")
+        return [k for k, d in enumerate(t.shape) if d == 1]
+    axes = normalize_axes(attr_ints(axis, "axis", "squeeze"), t.ndim, "squeeze")
+    for k in axes:
+        d = t.shape[k]
+        if not is_any(d) and d != 1:
+            raise fail("squeeze", f"cannot squeeze axis {k} of shape {shape_str(t.shape)}: "
+                       f"its extent is {d}, not 1")
+    return axes
+
+
+def _squeeze_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "squeeze: data")
+    drop = set(_squeeze_axes(t, attrs.axis))
+    return TensorType([d for k, d in enumerate(t.shape) if k not in drop], t.dtype)
+
+
+def _squeeze_kernel(args, attrs):
+    a = args[0]
+    if attrs.axis is None:
+        return np.squeeze(a)
+    axes = tuple(k % a.ndim for k in attrs.axis)
+    for k in axes:
+        if a.shape[k] != 1:
+            raise ValueError(f"squeeze: axis {k} has extent {a.shape[k]} at run time, not 1")
+    return np.squeeze(a, axis=axes)
+
+
+register_op(
+    "squeeze", num_inputs=1, type_relation=_squeeze_rel, kernel=_squeeze_kernel,
+    pattern=OpPattern.INJECTIVE, attrs={"axis": None}, attrs_type_key="relay.attrs.SqueezeAttrs",
+    description="Remove axes of extent 1 (all of them when axis is None).",
+)
+
+
+def _expand_dims_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "expand_dims: data")
+    num = attr_int(attrs.num_newaxis, "num_newaxis", "expand_dims", minimum=0)
+    axis = normalize_axis(attrs.axis, t.ndim + 1, "expand_dims")
+    shape = list(t.shape)
+    return TensorType(shape[:axis] + [1] * num + shape[axis:], t.dtype)
+
+
+def _expand_dims_kernel(args, attrs):
+    a = args[0]
+    axis = attrs.axis + a.ndim + 1 if attrs.axis < 0 else attrs.axis
+    return a.reshape(a.shape[:axis] + (1,) * attrs.num_newaxis + a.shape[axis:])
+
+
+register_op(
+    "expand_dims", num_inputs=1, type_relation=_expand_dims_rel, kernel=_expand_dims_kernel,
+    pattern=OpPattern.BROADCAST, attrs={"axis": REQUIRED, "num_newaxis": 1},
+    attrs_type_key="relay.attrs.ExpandDimsAttrs",
+    description="Insert num_newaxis axes of extent 1 at position axis.",
+)
+
+
+def _reverse_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "reverse: data")
+    normalize_axis(attrs.axis, t.ndim, "reverse")
+    return t
+
+
+register_op(
+    "reverse", num_inputs=1, type_relation=_reverse_rel,
+    kernel=lambda args, attrs: np.flip(args[0], axis=attrs.axis),
+    pattern=OpPattern.INJECTIVE, attrs={"axis": REQUIRED}, attrs_type_key="relay.attrs.ReverseAttrs",
+    description="Reverse the order of elements along one axis.",
+)
+
+
+# --- concatenate, stack, split -------------------------------------------------------------------
+
+
+def _merge_dim(a: Dim, b: Dim) -> Dim:
+    return b if is_any(a) else a
+
+
+def _concatenate_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    fields = expect_tensors(arg_types[0], "concatenate")
     first = fields[0]
     ndim = first.ndim
     if ndim == 0:
-        raise TypeRelationError("concatenate: cannot concatenate scalars")
+        raise fail("concatenate", "cannot concatenate scalars")
     axis = normalize_axis(attrs.axis, ndim, "concatenate")
-    total: int | Any = 0
+    shape = list(first.shape)
+    total: Dim = 0
     for i, f in enumerate(fields):
         if f.ndim != ndim:
-            raise TypeRelationError(f"concatenate: field {i} has rank {f.ndim}, field 0 has rank {ndim}")
+            raise fail("concatenate", f"field {i} has rank {f.ndim}, field 0 has rank {ndim}")
         if f.dtype != first.dtype:
-            raise TypeRelationError(f"concatenate: field {i} has dtype {f.dtype}, field 0 has {first.dtype}")
+            raise fail("concatenate", f"field {i} has dtype {f.dtype}, field 0 has {first.dtype}")
         for d in range(ndim):
             if d == axis:
                 continue
-            a, b = first.shape[d], f.shape[d]
-            if not isinstance(a, Any) and not isinstance(b, Any) and a != b:
-                raise TypeRelationError(
-                    f"concatenate: field {i} has shape {f.shape}, which differs from field 0's "
-                    f"{first.shape} in dimension {d}"
-                )
+            if not dims_equal_or_unknown(shape[d], f.shape[d]):
+                raise fail("concatenate", f"field {i} has shape {shape_str(f.shape)}, which differs "
+                           f"from field 0's {shape_str(first.shape)} in dimension {d}")
+            shape[d] = _merge_dim(shape[d], f.shape[d])
         dim = f.shape[axis]
-        total = Any() if isinstance(total, Any) or isinstance(dim, Any) else total + dim
-    shape = list(first.shape)
+        total = Any() if is_any(total) or is_any(dim) else total + dim  # type: ignore[operator]
     shape[axis] = total
     return TensorType(shape, first.dtype)
 
@@ -52,11 +315,349 @@ register_op(
     "concatenate", num_inputs=1, type_relation=_concatenate_rel,
     kernel=lambda args, attrs: np.concatenate(args[0], axis=attrs.axis),
     pattern=OpPattern.INJECTIVE, attrs={"axis": 0}, attrs_type_key="relay.attrs.ConcatenateAttrs",
+    description="Join a tuple of tensors along an existing axis.",
 )
 
 
-def concatenate(data: Sequence[Expr] | Expr, axis: int = 0) -> Call:
+def _stack_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    fields = expect_tensors(arg_types[0], "stack")
+    first = fields[0]
+    axis = normalize_axis(attrs.axis, first.ndim + 1, "stack")
+    shape = list(first.shape)
+    for i, f in enumerate(fields):
+        if f.dtype != first.dtype:
+            raise fail("stack", f"field {i} has dtype {f.dtype}, field 0 has {first.dtype}")
+        if f.ndim != first.ndim or not all(map(dims_equal_or_unknown, shape, f.shape)):
+            raise fail("stack", f"field {i} has shape {shape_str(f.shape)}, field 0 has "
+                       f"{shape_str(first.shape)}; stacked tensors must have one shape")
+        shape = [_merge_dim(a, b) for a, b in zip(shape, f.shape)]
+    shape.insert(axis, len(fields))
+    return TensorType(shape, first.dtype)
+
+
+register_op(
+    "stack", num_inputs=1, type_relation=_stack_rel,
+    kernel=lambda args, attrs: np.stack(args[0], axis=attrs.axis),
+    pattern=OpPattern.INJECTIVE, attrs={"axis": 0}, attrs_type_key="relay.attrs.StackAttrs",
+    description="Join a tuple of tensors of one shape along a new axis.",
+)
+
+
+def _split_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "split: data")
+    axis = normalize_axis(attrs.axis, t.ndim, "split")
+    dim = t.shape[axis]
+    ios = attrs.indices_or_sections
+    pieces: list[Dim]
+    if isinstance(ios, int) and not isinstance(ios, bool):
+        if ios < 1:
+            raise fail("split", f"the number of sections must be positive, got {ios}")
+        if is_any(dim):
+            pieces = [Any() for _ in range(ios)]
+        elif dim % ios:
+            raise fail("split", f"axis {axis} of extent {dim} cannot be split into {ios} equal "
+                       f"sections")
+        else:
+            pieces = [dim // ios] * ios
+    else:
+        indices = attr_ints(ios, "indices_or_sections", "split", minimum=0)
+        bounds = [0, *indices]
+        for a, b in zip(bounds, bounds[1:]):
+            if b < a:
+                raise fail("split", f"indices {indices} must be in ascending order")
+        if not is_any(dim) and bounds[-1] > dim:
+            raise fail("split", f"index {bounds[-1]} is beyond axis {axis} of extent {dim}")
+        pieces = [b - a for a, b in zip(bounds, bounds[1:])]
+        pieces.append(Any() if is_any(dim) else dim - bounds[-1])
+    fields = []
+    for p in pieces:
+        shape = list(t.shape)
+        shape[axis] = p
+        fields.append(TensorType(shape, t.dtype))
+    return TupleType(fields)
+
+
+def _split_kernel(args, attrs):
+    ios = attrs.indices_or_sections
+    parts = np.split(args[0], ios if isinstance(ios, int) else list(ios), axis=attrs.axis)
+    return tuple(parts)
+
+
+register_op(
+    "split", num_inputs=1, type_relation=_split_rel, kernel=_split_kernel,
+    pattern=OpPattern.INJECTIVE, attrs={"indices_or_sections": REQUIRED, "axis": 0},
+    attrs_type_key="relay.attrs.SplitAttrs",
+    description="Split into equal sections or at indices; the result is a tuple.",
+)
+
+
+# --- tile, repeat, broadcast_to -----------------------------------------------------------------
+
+
+def _tile_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "tile: data")
+    reps = attr_ints(attrs.reps, "reps", "tile", minimum=1)
+    n = max(t.ndim, len(reps))
+    shape = (1,) * (n - t.ndim) + t.shape
+    reps = (1,) * (n - len(reps)) + reps
+    return TensorType([dim_mul(d, r) for d, r in zip(shape, reps)], t.dtype)
+
+
+register_op(
+    "tile", num_inputs=1, type_relation=_tile_rel,
+    kernel=lambda args, attrs: np.tile(args[0], attrs.reps),
+    pattern=OpPattern.BROADCAST, attrs={"reps": REQUIRED}, attrs_type_key="relay.attrs.TileAttrs",
+    description="Repeat the whole tensor reps times along each axis.",
+)
+
+
+def _repeat_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "repeat: data")
+    repeats = attr_int(attrs.repeats, "repeats", "repeat", minimum=1)
+    axis = normalize_axis(attrs.axis, t.ndim, "repeat")
+    shape = list(t.shape)
+    shape[axis] = dim_mul(shape[axis], repeats)
+    return TensorType(shape, t.dtype)
+
+
+register_op(
+    "repeat", num_inputs=1, type_relation=_repeat_rel,
+    kernel=lambda args, attrs: np.repeat(args[0], attrs.repeats, axis=attrs.axis),
+    pattern=OpPattern.BROADCAST, attrs={"repeats": REQUIRED, "axis": REQUIRED},
+    attrs_type_key="relay.attrs.RepeatAttrs",
+    description="Repeat each element repeats times along an axis.",
+)
+
+
+def _broadcast_to_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "broadcast_to: data")
+    shape = attr_ints(attrs.shape, "shape", "broadcast_to", minimum=0)
+    if t.ndim > len(shape):
+        raise fail("broadcast_to", f"cannot broadcast shape {shape_str(t.shape)} to the lower-rank "
+                   f"shape {shape_str(shape)}")
+    for d, s in zip(t.shape[::-1], shape[::-1]):
+        if not is_any(d) and d != s and d != 1:
+            raise fail("broadcast_to", f"cannot broadcast shape {shape_str(t.shape)} to "
+                       f"{shape_str(shape)}")
+    return TensorType(shape, t.dtype)
+
+
+register_op(
+    "broadcast_to", num_inputs=1, type_relation=_broadcast_to_rel,
+    kernel=lambda args, attrs: np.array(np.broadcast_to(args[0], attrs.shape)),
+    pattern=OpPattern.BROADCAST, attrs={"shape": REQUIRED, "dtype": ""},
+    attrs_type_key="relay.attrs.InitOpAttrs",
+    description="Broadcast to a static shape with numpy rules.",
+)
+
+
+# --- layout_transform ---------------------------------------------------------------------------
+
+
+def _layouts(attrs: Attrs) -> tuple[Layout, Layout]:
+    src = Layout(attrs.src_layout, "layout_transform", "src_layout")
+    dst = Layout(attrs.dst_layout, "layout_transform", "dst_layout")
+    check_convertible(src, dst, "layout_transform")
+    return src, dst
+
+
+def _layout_transform_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "layout_transform: data")
+    src, dst = _layouts(attrs)
+    extents = src.primal_extents(t.shape, "layout_transform")
+    return TensorType(dst.shape_from_primal(extents, "layout_transform"), t.dtype)
+
+
+def _layout_transform_kernel(args, attrs):
+    src, dst = _layouts(attrs)
+    return np.ascontiguousarray(transform_array(args[0], src, dst))
+
+
+register_op(
+    "layout_transform", num_inputs=1, type_relation=_layout_transform_rel,
+    kernel=_layout_transform_kernel, pattern=OpPattern.INJECTIVE,
+    attrs={"src_layout": REQUIRED, "dst_layout": REQUIRED},
+    attrs_type_key="relay.attrs.LayoutTransformAttrs",
+    description="Rearrange data between layouts such as NCHW, NHWC and NCHW16c.",
+)
+
+
+# --- shape_of, ndarray_size, arange -------------------------------------------------------------
+
+
+def _int_dtype(value, op_name: str) -> str:
+    dtype = attr_dtype(value, "dtype", op_name)
+    if dtype not in INT_DTYPES:
+        raise fail(op_name, f"attribute dtype must be an integer dtype, got {dtype}")
+    return dtype
+
+
+def _shape_of_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "shape_of: data")
+    return TensorType((t.ndim,), _int_dtype(attrs.dtype, "shape_of"))
+
+
+def _ndarray_size_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    expect_tensor(arg_types[0], "ndarray_size: data")
+    return TensorType((), _int_dtype(attrs.dtype, "ndarray_size"))
+
+
+register_op(
+    "shape_of", num_inputs=1, type_relation=_shape_of_rel,
+    kernel=lambda args, attrs: np.array(args[0].shape, dtype=attrs.dtype),
+    pattern=OpPattern.OPAQUE, attrs={"dtype": "int32"}, attrs_type_key="relay.attrs.ShapeOfAttrs",
+    description="The shape of a tensor as a 1-D integer tensor.",
+)
+register_op(
+    "ndarray_size", num_inputs=1, type_relation=_ndarray_size_rel,
+    kernel=lambda args, attrs: np.array(args[0].size, dtype=attrs.dtype),
+    pattern=OpPattern.INJECTIVE, attrs={"dtype": "int32"},
+    attrs_type_key="relay.attrs.NdarraySizeAttrs",
+    description="The number of elements of a tensor as an integer scalar.",
+)
+
+
+def _arange_length(start: float, stop: float, step: float) -> int:
+    return int(math.ceil((stop - start) / step))
+
+
+def _arange_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    dtype = attr_dtype(attrs.dtype, "dtype", "arange")
+    for name, ty in zip(("start", "stop", "step"), arg_types):
+        t = expect_tensor(ty, f"arange: {name}")
+        expect_scalar(t, "arange", name)
+        if t.dtype != dtype:
+            raise fail("arange", f"{name} has dtype {t.dtype}, but the result dtype is {dtype}")
+    values = [const_scalar(attrs.start), const_scalar(attrs.stop), const_scalar(attrs.step)]
+    if any(v is None for v in values):
+        return TensorType((Any(),), dtype)
+    start, stop, step = values
+    if step == 0:
+        raise fail("arange", "step must not be zero")
+    n = _arange_length(start, stop, step)
+    if n <= 0:
+        raise fail("arange", f"start {start}, stop {stop} and step {step} give no elements")
+    return TensorType((n,), dtype)
+
+
+def _arange_kernel(args, attrs):
+    start, stop, step = (a.item() for a in args)
+    if step == 0:
+        raise ValueError("arange: step is zero")
+    n = max(_arange_length(start, stop, step), 0)
+    return np.asarray(start + np.arange(n) * step).astype(attrs.dtype)
+
+
+register_op(
+    "arange", num_inputs=3, type_relation=_arange_rel, kernel=_arange_kernel,
+    pattern=OpPattern.OPAQUE,
+    attrs={"start": REQUIRED, "stop": REQUIRED, "step": REQUIRED, "dtype": "float32"},
+    attrs_type_key="relay.attrs.ArangeAttrs",
+    description="Evenly spaced values in [start, stop); the length is static when the "
+    "arguments are constants.",
+)
+
+
+# --- constructors -------------------------------------------------------------------------------
+
+
+def reshape(data: Expr, newshape, allowzero: bool = False) -> Call:
+    """Reshape ``data``; ``newshape`` may use Relay's codes 0, -1, -2, -3 and -4."""
+    return call("reshape", [data], newshape=static_shape(newshape, "reshape", "newshape"),
+                allowzero=bool(allowzero))
+
+
+def transpose(data: Expr, axes=None) -> Call:
+    """Permute the axes of ``data``; ``axes=None`` reverses them."""
+    return call("transpose", [data], axes=None if axes is None else tuple(axes))
+
+
+def squeeze(data: Expr, axis=None) -> Call:
+    """Remove the axes of extent 1 listed in ``axis`` (all of them when None)."""
+    if isinstance(axis, int):
+        axis = (axis,)
+    return call("squeeze", [data], axis=axis)
+
+
+def expand_dims(data: Expr, axis: int, num_newaxis: int = 1) -> Call:
+    return call("expand_dims", [data], axis=axis, num_newaxis=num_newaxis)
+
+
+def reverse(data: Expr, axis: int) -> Call:
+    return call("reverse", [data], axis=axis)
+
+
+def _tuple_arg(data) -> Expr:
+    if isinstance(data, TupleWrapper):
+        return data.astuple()
+    if isinstance(data, Expr):
+        return data
+    return Tuple(list(data))
+
+
+def concatenate(data, axis: int = 0) -> Call:
     """Join tensors along ``axis``; ``data`` is a list of expressions or a tuple expression."""
-    if not isinstance(data, Expr):
-        data = Tuple(list(data))
-    return make_call("concatenate", [data], axis=axis)
+    return call("concatenate", [_tuple_arg(data)], axis=axis)
+
+
+def stack(data, axis: int = 0) -> Call:
+    """Join tensors of one shape along a new axis ``axis``."""
+    return call("stack", [_tuple_arg(data)], axis=axis)
+
+
+def split(data: Expr, indices_or_sections, axis: int = 0) -> TupleWrapper:
+    """Split ``data`` into equal sections (an int) or at the given indices; a TupleWrapper."""
+    if isinstance(indices_or_sections, (int, np.integer)):
+        ios = int(indices_or_sections)
+        size = ios
+    else:
+        ios = tuple(indices_or_sections)
+        size = len(ios) + 1
+    return TupleWrapper(call("split", [data], indices_or_sections=ios, axis=axis), size)
+
+
+def tile(data: Expr, reps) -> Call:
+    return call("tile", [data], reps=tuple(reps))
+
+
+def repeat(data: Expr, repeats: int, axis: int) -> Call:
+    return call("repeat", [data], repeats=repeats, axis=axis)
+
+
+def broadcast_to(data: Expr, shape) -> Call:
+    return call("broadcast_to", [data], shape=static_shape(shape, "broadcast_to"), dtype="")
+
+
+def layout_transform(data: Expr, src_layout: str, dst_layout: str) -> Call:
+    """Rearrange ``data`` from ``src_layout`` to ``dst_layout`` (e.g. "NCHW" to "NCHW4c")."""
+    return call("layout_transform", [data], src_layout=src_layout, dst_layout=dst_layout)
+
+
+def shape_of(data: Expr, dtype: str = "int32") -> Call:
+    return call("shape_of", [data], dtype=str(dtype))
+
+
+def ndarray_size(data: Expr, dtype: str = "int32") -> Call:
+    return call("ndarray_size", [data], dtype=str(dtype))
+
+
+def _scalar(value, dtype: str) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    return Constant(np.asarray(value, dtype=dtype))
+
+
+def arange(start, stop=None, step=None, dtype: str = "float32") -> Call:
+    """Values in ``[start, stop)`` spaced by ``step``, as Relay's ``arange``.
+
+    The bounds are expressions (numbers are wrapped as constants of ``dtype``);
+    the result has a static length only when all three are constants.
+    """
+    dtype = str(dtype)
+    if step is None:
+        step = 1
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (_scalar(v, dtype) for v in (start, stop, step))
+    return call("arange", [start, stop, step], start=start, stop=stop, step=step, dtype=dtype)
+

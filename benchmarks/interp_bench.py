@@ -1,0 +1,91 @@
+"""Microseconds per node for the numpy interpreter on long elementwise programs.
+
+The interpreter checks every pass's output, so its overhead per node (on top
+of the numpy kernel itself) decides how cheap that check is.  Measured on
+small tensors, where the kernels cost little and the interpreter's own work
+shows; the cost of the kernels alone is printed for comparison.
+
+Run: python benchmarks/interp_bench.py [number_of_nodes]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+from relaypass import relay
+from relaypass.ir import Op
+
+OPS = ("add", "multiply", "nn.relu", "negative")
+
+
+def graph_chain(n: int) -> relay.Function:
+    """``n`` elementwise calls, each consuming the previous one (graph normal form)."""
+    x = relay.var("x", shape=(4,))
+    c = relay.const(np.full((4,), 0.5, "float32"))
+    e = x
+    for i in range(n):
+        name = OPS[i % len(OPS)]
+        e = relay.nn.relu(e) if name == "nn.relu" else (
+            relay.negative(e) if name == "negative" else getattr(relay, name)(e, c)
+        )
+    return relay.Function([x], e)
+
+
+def let_chain(n: int) -> relay.Function:
+    """The same program in A-normal form: ``n`` nested lets."""
+    x = relay.var("x", shape=(4,))
+    c = relay.const(np.full((4,), 0.5, "float32"))
+    sb = relay.ScopeBuilder()
+    e = x
+    for i in range(n):
+        name = OPS[i % len(OPS)]
+        if name == "nn.relu":
+            value = relay.nn.relu(e)
+        elif name == "negative":
+            value = relay.negative(e)
+        else:
+            value = getattr(relay, name)(e, c)
+        e = sb.let(f"v{i}", value)
+    sb.ret(e)
+    return relay.Function([x], sb.get())
+
+
+def kernels_only(n: int) -> float:
+    """Seconds for calling the same kernels directly, without the interpreter."""
+    kernels = [(Op.get(name).get_attr("FKernel"), name) for name in OPS]
+    c = np.full((4,), 0.5, "float32")
+    v = np.ones(4, "float32")
+    start = time.perf_counter()
+    for i in range(n):
+        kernel, name = kernels[i % len(kernels)]
+        v = kernel([v] if name in ("nn.relu", "negative") else [v, c], None)
+    return time.perf_counter() - start
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    data = np.ones(4, "float32")
+    print(f"interpreter, {n} elementwise calls on float32[4]")
+    for label, build in (("graph form (dataflow chain)", graph_chain), ("A-normal form (let chain)", let_chain)):
+        func = build(n)
+        ex = relay.create_executor("debug")
+        run = ex.evaluate(func)
+        seconds = best_of(lambda run=run: run(data))
+        print(f"  {label:30s} {seconds * 1e6 / n:6.2f} us/node  ({seconds:.3f} s)")
+    seconds = kernels_only(n)
+    print(f"  {'kernels alone':30s} {seconds * 1e6 / n:6.2f} us/node  ({seconds:.3f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Pass-manager overhead and plugin start-up cost.
+
+Prints:
+
+* microseconds per no-op pass in a Sequential of 2,000 module passes, with no
+  instrument and with one Python instrument (aim: <= 1.5 us without; TVM 0.27
+  takes about 1.0 us with Python passes, 1.8 us with an instrument);
+* milliseconds to list every pass in a fresh process, next to
+  ``python -c "import numpy"`` (aim: listing no slower than 1.5x that);
+* milliseconds from ``import relaypass`` to a resolved ``get_pass("FoldConstant")``
+  in a fresh process (InferType when FoldConstant is not installed).
+
+Fresh-process figures are the minimum over several runs, which is what the
+machine can do when nothing else competes for it.
+
+    python benchmarks/pass_manager_bench.py [--passes 2000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+LIST_PASSES = (
+    "from relaypass.transform import list_passes, list_instruments\n"
+    "list_passes(); list_instruments()\n"
+)
+
+TO_GET_PASS = (
+    "import time\n"
+    "t = time.perf_counter()\n"
+    "import relaypass\n"
+    "from relaypass.transform import get_pass, list_passes\n"
+    "names = {{s.name for s in list_passes()}}\n"
+    "name = {name!r} if {name!r} in names else 'InferType'\n"
+    "get_pass(name)\n"
+    "print(name, (time.perf_counter() - t) * 1e3)\n"
+)
+
+
+def _seconds_per_pass(n_passes: int, repeat: int, instrumented: bool) -> float:
+    from relaypass import relay
+    from relaypass.instrument import PassInstrument
+    from relaypass.ir import IRModule
+    from relaypass.transform import PassContext, Sequential, module_pass
+
+    x = relay.var("x", shape=(4,))
+    mod = IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+
+    def noop(m, ctx):
+        return m
+
+    seq = Sequential([module_pass(noop, opt_level=0, name=f"noop{i}") for i in range(n_passes)])
+
+    class Watch(PassInstrument):
+        def run_before_pass(self, m, info):
+            pass
+
+        def run_after_pass(self, m, info):
+            pass
+
+    best = float("inf")
+    with PassContext(instruments=[Watch()] if instrumented else None):
+        seq(mod)  # warm up
+        for _ in range(repeat):
+            start = time.perf_counter()
+            seq(mod)
+            best = min(best, time.perf_counter() - start)
+    return best / n_passes
+
+
+def _fresh_process_ms(code: str, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
+def _get_pass_ms(repeat: int) -> tuple[str, float]:
+    best, name = float("inf"), ""
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", TO_GET_PASS.format(name="FoldConstant")],
+                             check=True, capture_output=True, text=True).stdout.split()
+        name, ms = out[0], float(out[1])
+        best = min(best, ms)
+    return name, best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passes", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+
+    plain = _seconds_per_pass(args.passes, args.repeat, instrumented=False)
+    watched = _seconds_per_pass(args.passes, args.repeat, instrumented=True)
+    print(f"no-op pass in a Sequential of {args.passes:,}:")
+    print(f"  without instruments      {plain * 1e6:6.2f} us/pass   (aim <= 1.5)")
+    print(f"  with one Python instrument {watched * 1e6:4.2f} us/pass")
+
+    bare = _fresh_process_ms("pass", args.repeat)
+    numpy_ms = _fresh_process_ms("import numpy", args.repeat)
+    listing = _fresh_process_ms(LIST_PASSES, args.repeat)
+    print("fresh process (min of {}):".format(args.repeat))
+    print(f"  python -c pass           {bare:6.1f} ms")
+    print(f"  python -c 'import numpy' {numpy_ms:6.1f} ms")
+    print(f"  list passes+instruments  {listing:6.1f} ms   ({listing / numpy_ms:.2f}x numpy; aim <= 1.5x)")
+    name, ms = _get_pass_ms(args.repeat)
+    print(f"  import relaypass -> get_pass({name!r}) resolved  {ms:6.1f} ms (in-process clock)")
+
+
+if __name__ == "__main__":
+    main()

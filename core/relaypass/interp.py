@@ -1,0 +1,676 @@
+"""The numpy interpreter: Relay's debug executor, the reference semantics of a program.
+
+Passes are checked by running a module before and after them and comparing
+the outputs, so this is the one place where the meaning of the IR is
+executable.  Values are numpy arrays, Python tuples of values, :class:`Closure`
+and :class:`RefValue`.
+
+How evaluation is organised, and why:
+
+* A *frame* is one dict per function call, mapping variables to their values
+  and every node evaluated in that call to its value.  Within a frame a shared
+  node is evaluated once (Relay's graph semantics); a new call gets a new
+  frame, so a function body called twice never reuses values.
+* Dataflow (calls, tuples, projections) is evaluated in post-order with an
+  explicit stack, children left to right, and let chains in a loop, so the
+  length of a program never turns into Python recursion.
+* Python recurses once per *non-tail* Relay call.  A call in tail position
+  (the value of a function body, of a let chain, of an If branch) replaces the
+  current frame instead, so tail-recursive loops run to any depth and
+  ``factorial(200)`` written the ordinary way needs about 200 Python frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import EvaluationError, ModuleError
+from .ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+    children,
+)
+from .ir.module import IRModule
+from .ir.op import Op
+from .ir.types import Any as AnyDim
+from .ir.types import TensorType, TupleType
+from .relay.analysis import free_vars
+
+__all__ = ["Closure", "Interpreter", "RefValue", "create_executor"]
+
+_ndarray = np.ndarray
+
+EXECUTOR_KINDS = ("debug", "graph", "vm", "aot")
+"""The kinds ``create_executor`` accepts; all of them run this interpreter."""
+
+
+class Closure:
+    """A function value: the function and the values of its free variables.
+
+    Calling a closure from Python converts the arguments as the executor's
+    callables do, so a closure returned by a program can be used directly.
+    """
+
+    __slots__ = ("func", "env", "_interp")
+
+    def __init__(self, func: Function, env: dict[Expr, Any], interp: Interpreter) -> None:
+        self.func = func
+        self.env = env
+        self._interp = interp
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._interp._call_from_python(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        params = ", ".join("%" + p.name_hint for p in self.func.params)
+        return f"<Closure fn({params}) capturing {len(self.env)} value(s)>"
+
+
+class RefValue:
+    """A mutable reference cell, the value of ``ref(...)``; ``value`` is its content."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"RefValue({_value_summary(self.value)})"
+
+
+class Interpreter:
+    """Evaluates expressions and module functions with numpy kernels.
+
+    ``mod`` supplies the global functions; ``device`` and ``target`` are kept
+    for the signature Relay users know and do not change anything here.
+    """
+
+    def __init__(self, mod: IRModule | None = None, device: Any = None, target: Any = None) -> None:
+        self.mod = mod if mod is not None else IRModule()
+        self.device = device
+        self.target = target
+        # Free variables of each Function literal closed over so far; a function's
+        # free variables never change (nodes are immutable), so computing them
+        # once per executor keeps closure creation O(captures).
+        self._free_vars: dict[Function, tuple[Var, ...]] = {}
+        # Each operator's kernel and arity, looked up once per executor.
+        self._kernels: dict[Op, tuple[Callable[[list[Any], Any], Any], int]] = {}
+
+    # --- the public entry point ----------------------------------------------
+    def evaluate(self, expr: Expr | None = None, binds: Mapping[Var, Any] | None = None) -> Any:
+        """Evaluate ``expr``, as Relay's ``Executor.evaluate``.
+
+        With no ``expr``, ``mod["main"]`` as a callable; a Function or a
+        GlobalVar gives a callable (a :class:`Closure`) taking numpy arrays or
+        Python numbers, positionally or by parameter name; any other closed
+        expression gives its value.  ``binds`` maps free variables of ``expr``
+        to values (arrays, numbers or expressions).
+        """
+        env = self._binds_env(binds)
+        if expr is None:
+            return Closure(self._global_function(self._main_var(), None), {}, self)
+        if not isinstance(expr, Expr):
+            raise TypeError(f"evaluate expects a Relay expression, got {type(expr).__name__}")
+        if type(expr) is GlobalVar:
+            return Closure(self._global_function(expr, None), {}, self)
+        if type(expr) is Function and not env:
+            return Closure(expr, {}, self)
+        return self._run(expr, env)
+
+    def _main_var(self) -> GlobalVar:
+        try:
+            return self.mod.get_global_var("main")
+        except ModuleError as exc:
+            raise EvaluationError(f"evaluate() without an expression runs @main: {exc}") from None
+
+    def _binds_env(self, binds: Mapping[Var, Any] | None) -> dict[Expr, Any]:
+        env: dict[Expr, Any] = {}
+        for var, value in (binds or {}).items():
+            if not isinstance(var, Var):
+                raise TypeError(f"binds maps variables to values, got a key of type {type(var).__name__}")
+            if isinstance(value, Expr):
+                value = self._run(value, {})
+            env[var] = _convert_arg(value, var)
+        return env
+
+    def _run(self, expr: Expr, env: dict[Expr, Any]) -> Any:
+        """Evaluate from Python, turning runaway recursion into an EvaluationError."""
+        try:
+            return self._eval(expr, env)
+        except RecursionError:
+            raise EvaluationError(
+                "evaluation exceeded Python's recursion limit: the program nests too many "
+                "non-tail function calls (each costs one Python frame)"
+            ) from None
+
+    def _call_from_python(self, closure: Closure, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        func = closure.func
+        params = func.params
+        values = _match_arguments(func, args, kwargs)
+        env = dict(closure.env)
+        for param, value in zip(params, values):
+            env[param] = _convert_arg(value, param)
+        return self._run(func.body, env)
+
+    # --- evaluation --------------------------------------------------------------
+    def _eval(self, expr: Expr, memo: dict[Expr, Any]) -> Any:
+        """The value of ``expr`` in the frame ``memo``.
+
+        ``expr`` and the dataflow nodes below it are memoized in ``memo``.  A
+        tail call switches ``memo`` to the callee's fresh frame; the nodes of
+        the original frame that such a call stood for are memoized on return.
+        """
+        start = memo
+        start_expr = expr
+        tail_nodes: list[Expr] | None = None
+        # The let whose value (a dataflow node) is being evaluated in this loop.
+        pending_let: Let | None = None
+        kernels = self._kernels
+        while True:
+            if expr in memo:
+                value = memo[expr]
+                break
+            t = type(expr)
+            if t is Call or t is Tuple or t is TupleGetItem:
+                # Post-order over the dataflow graph rooted at expr.
+                root = expr
+                stack = [root]
+                tail: tuple[Expr, dict[Expr, Any]] | None = None
+                while stack:
+                    node = stack[-1]
+                    if node in memo:
+                        stack.pop()
+                        continue
+                    nt = type(node)
+                    pending = False
+                    if nt is Call:
+                        kids = node.args
+                        op = node.op
+                        ot = type(op)
+                        # The callee is evaluated after the arguments, as in Relay:
+                        # pushed first, it sits below them on the stack.
+                        if ot is not Op and ot is not GlobalVar and op not in memo:
+                            if ot is Var:
+                                raise self._unbound(op, node)
+                            stack.append(op)
+                            pending = True
+                    elif nt is Tuple:
+                        kids = node.fields
+                    elif nt is TupleGetItem:
+                        kids = (node.tuple_value,)
+                    else:
+                        # Not dataflow: evaluate it in this frame (recursion is bounded
+                        # by how deeply such nodes nest, not by program length).
+                        stack.pop()
+                        if nt is Function:
+                            memo[node] = self._closure(node, memo, None)
+                        elif nt is GlobalVar:
+                            memo[node] = Closure(self._global_function(node, None), {}, self)
+                        else:
+                            memo[node] = self._eval(node, memo)
+                        continue
+                    for kid in reversed(kids):
+                        if kid not in memo:
+                            kt = type(kid)
+                            if kt is Constant:
+                                memo[kid] = kid.data
+                            elif kt is Var:
+                                raise self._unbound(kid, node)
+                            else:
+                                stack.append(kid)
+                                pending = True
+                    if pending:
+                        continue
+                    stack.pop()
+
+                    if nt is Call:
+                        args = [memo[a] for a in kids]
+                        if ot is Op:
+                            entry = kernels.get(op)
+                            if entry is None:
+                                entry = self._kernel_entry(op, node)
+                            kernel, arity = entry
+                            if arity != len(args) and arity >= 0:
+                                raise EvaluationError(
+                                    f"operator {op.name} takes {arity} argument(s), got "
+                                    f"{len(args)}: {_located(node)}"
+                                )
+                            try:
+                                result = kernel(args, node.attrs)
+                            except Exception as exc:
+                                _kernel_failed(op, node, args, exc)
+                            if type(result) is not _ndarray:
+                                result = _normalize_result(result, op, node)
+                            memo[node] = result
+                            continue
+                        if ot is GlobalVar:
+                            func = self._global_function(op, node)
+                            env: dict[Expr, Any] = {}
+                        else:
+                            callee = memo[op]
+                            if type(callee) is not Closure:
+                                raise EvaluationError(
+                                    f"cannot call {_value_summary(callee)}: "
+                                    f"{_located(node)} calls a value that is not a function"
+                                )
+                            func = callee.func
+                            env = dict(callee.env)
+                        params = func.params
+                        if len(params) != len(args):
+                            raise self._arity_error(func, node, len(args))
+                        for param, arg in zip(params, args):
+                            env[param] = arg
+                        if node is root and pending_let is None:
+                            tail = (func.body, env)
+                        else:
+                            memo[node] = self._eval(func.body, env)
+                    elif nt is Tuple:
+                        memo[node] = tuple([memo[f] for f in kids])
+                    else:
+                        memo[node] = self._project(node, memo[kids[0]])
+                if tail is None:
+                    if pending_let is None:
+                        value = memo[root]
+                        break
+                    memo[pending_let.var] = memo[root]
+                    expr = pending_let.body
+                    pending_let = None
+                    continue
+                if memo is start:
+                    if tail_nodes is None:
+                        tail_nodes = []
+                    tail_nodes.append(root)
+                expr, memo = tail
+            elif t is Let:
+                while True:
+                    value_expr = expr.value
+                    if value_expr in memo:
+                        bound = memo[value_expr]
+                    else:
+                        vt = type(value_expr)
+                        if vt is Call or vt is Tuple or vt is TupleGetItem:
+                            # Evaluated by the dataflow loop above, which binds it.
+                            pending_let = expr
+                            expr = value_expr
+                            break
+                        if vt is Function:
+                            # The let-bound variable is in scope in its own value, so
+                            # a function bound by a let may call itself.
+                            bound = self._closure(value_expr, memo, expr.var)
+                        else:
+                            bound = self._eval(value_expr, memo)
+                    memo[expr.var] = bound
+                    expr = expr.body
+                    if type(expr) is not Let:
+                        break
+            elif t is If:
+                cond = expr.cond
+                flag = memo[cond] if cond in memo else self._eval(cond, memo)
+                if type(flag) is not _ndarray or flag.dtype.kind != "b" or flag.ndim != 0:
+                    raise EvaluationError(
+                        f"the condition of an If must be a boolean scalar, got "
+                        f"{_value_summary(flag)}: {_located(expr)}"
+                    )
+                expr = expr.true_branch if flag else expr.false_branch
+            elif t is Constant:
+                value = expr.data
+                break
+            elif t is Var:
+                raise self._unbound(expr, None)
+            elif t is Function:
+                value = self._closure(expr, memo, None)
+                break
+            elif t is GlobalVar:
+                value = Closure(self._global_function(expr, None), {}, self)
+                break
+            elif t is RefCreate:
+                inner = expr.value
+                value = RefValue(memo[inner] if inner in memo else self._eval(inner, memo))
+                break
+            elif t is RefRead:
+                value = self._ref(expr, memo).value
+                break
+            elif t is RefWrite:
+                ref = self._ref(expr, memo)
+                inner = expr.value
+                ref.value = memo[inner] if inner in memo else self._eval(inner, memo)
+                value = ()
+                break
+            elif t is Op:
+                raise EvaluationError(
+                    f"operator {expr.name} is used as a value; operators can only be called"
+                )
+            else:
+                raise EvaluationError(f"cannot evaluate a {t.__name__}: {_located(expr)}")
+        start[start_expr] = value
+        if tail_nodes is not None:
+            for node in tail_nodes:
+                start[node] = value
+        return value
+
+    def _kernel_entry(self, op: Op, call: Call) -> tuple[Callable[[list[Any], Any], Any], int]:
+        kernel = op.get_attr("FKernel")
+        if kernel is None:
+            raise EvaluationError(
+                f"operator {op.name} has no numpy kernel (FKernel), so {_located(call)} "
+                "cannot be evaluated"
+            )
+        entry = (kernel, op.num_inputs)
+        self._kernels[op] = entry
+        return entry
+
+    def _project(self, node: TupleGetItem, value: Any) -> Any:
+        if type(value) is not tuple:
+            raise EvaluationError(
+                f"cannot take field {node.index} of {_value_summary(value)}, which is not a tuple: "
+                f"{_located(node)}"
+            )
+        if not -len(value) <= node.index < len(value):
+            raise EvaluationError(
+                f"tuple index {node.index} is out of range for a tuple of {len(value)} field(s): "
+                f"{_located(node)}"
+            )
+        return value[node.index]
+
+    def _ref(self, expr: RefRead | RefWrite, memo: dict[Expr, Any]) -> RefValue:
+        inner = expr.ref
+        ref = memo[inner] if inner in memo else self._eval(inner, memo)
+        if type(ref) is not RefValue:
+            raise EvaluationError(
+                f"expected a reference, got {_value_summary(ref)}: {_located(expr)}"
+            )
+        return ref
+
+    def _closure(self, func: Function, memo: dict[Expr, Any], self_var: Var | None) -> Closure:
+        free = self._free_vars.get(func)
+        if free is None:
+            free = tuple(free_vars(func))
+            self._free_vars[func] = free
+        env: dict[Expr, Any] = {}
+        closure = Closure(func, env, self)
+        for var in free:
+            if var is self_var:
+                env[var] = closure
+            elif var in memo:
+                env[var] = memo[var]
+            else:
+                raise self._unbound(var, func)
+        return closure
+
+    def _global_function(self, gv: GlobalVar, call: Call | None) -> Function:
+        try:
+            func = self.mod[gv]
+        except ModuleError as exc:
+            where = f" (called by {_located(call)})" if call is not None else ""
+            raise EvaluationError(f"{exc}{where}") from None
+        if not isinstance(func, Function):
+            raise EvaluationError(f"@{gv.name_hint} is a {type(func).__name__}, not a Relay function")
+        return func
+
+    # --- error messages --------------------------------------------------------
+    @staticmethod
+    def _unbound(var: Var, user: Expr | None) -> EvaluationError:
+        where = f" at {var.span}" if var.span is not None else ""
+        used = f", used by {_located(user)}" if user is not None else ""
+        return EvaluationError(f"unbound variable %{var.name_hint}{where}{used}")
+
+    @staticmethod
+    def _arity_error(func: Function, call: Call, given: int) -> EvaluationError:
+        params = ", ".join("%" + p.name_hint for p in func.params)
+        return EvaluationError(
+            f"function fn({params}) takes {len(func.params)} argument(s), got {given}: "
+            f"{_located(call)}"
+        )
+
+
+def create_executor(
+    kind: str = "debug",
+    mod: IRModule | None = None,
+    device: Any = None,
+    target: Any = None,
+) -> Interpreter:
+    """An executor for ``mod``, as Relay's ``relay.create_executor``.
+
+    Every kind Relay knows ("debug", "graph", "vm", "aot") runs this numpy
+    interpreter, so scripts written for any of them work unchanged and give
+    the same results.
+    """
+    if kind not in EXECUTOR_KINDS:
+        raise ValueError(f"unknown executor kind {kind!r}; expected one of {', '.join(EXECUTOR_KINDS)}")
+    if mod is not None and not isinstance(mod, IRModule):
+        raise TypeError(f"create_executor expects an IRModule, got {type(mod).__name__}")
+    return Interpreter(mod, device, target)
+
+
+# --- arguments from Python -------------------------------------------------------
+def _match_arguments(func: Function, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+    """Positional and keyword arguments in parameter order, as Relay's executors accept them."""
+    params = func.params
+    names = [p.name_hint for p in params]
+    if len(args) > len(params):
+        raise EvaluationError(
+            f"function fn({', '.join('%' + n for n in names)}) takes {len(params)} argument(s), "
+            f"got {len(args)}"
+        )
+    values = list(args)
+    if kwargs:
+        unknown = [k for k in kwargs if k not in names]
+        if unknown:
+            raise EvaluationError(
+                f"no parameter named {unknown[0]!r}; the parameters are "
+                f"{', '.join(names) or 'none'}"
+            )
+        for i, name in enumerate(names[: len(args)]):
+            if name in kwargs:
+                raise EvaluationError(f"argument {name!r} given both by position ({i}) and by keyword")
+    missing = [n for n in names[len(args):] if n not in kwargs]
+    if missing:
+        raise EvaluationError(
+            f"missing argument(s) {', '.join(repr(n) for n in missing)}: "
+            f"fn({', '.join('%' + n for n in names)}) takes {len(params)}"
+        )
+    values.extend(kwargs[n] for n in names[len(args):])
+    return values
+
+
+def _convert_arg(value: Any, param: Var) -> Any:
+    """A Python argument as an interpreter value, in the parameter's annotated dtype."""
+    try:
+        return _to_value(value, param.type_annotation)
+    except (TypeError, ValueError) as exc:
+        raise EvaluationError(f"argument for %{param.name_hint}: {exc}") from None
+
+
+def _to_value(value: Any, ty: Any) -> Any:
+    if isinstance(value, (Closure, RefValue)):
+        if isinstance(ty, (TensorType, TupleType)):
+            raise TypeError(f"expected a value of type {ty}, got {_value_summary(value)}")
+        return value
+    if isinstance(value, tuple) or (isinstance(value, list) and isinstance(ty, TupleType)):
+        if isinstance(ty, TupleType):
+            if len(ty.fields) != len(value):
+                raise ValueError(f"expected a tuple of {len(ty.fields)} field(s), got {len(value)}")
+            return tuple(_to_value(v, f) for v, f in zip(value, ty.fields))
+        if isinstance(ty, TensorType):
+            raise TypeError(f"expected a tensor of type {ty}, got a tuple")
+        return tuple(_to_value(v, None) for v in value)
+    if isinstance(ty, TensorType):
+        arr = np.asarray(value)
+        if arr.dtype == object:
+            raise TypeError(f"cannot convert {type(value).__name__} to a tensor")
+        if arr.dtype != ty.dtype:
+            if not np.can_cast(arr.dtype, ty.dtype, casting="same_kind"):
+                raise TypeError(f"expected {ty.dtype}, got {arr.dtype} (a different kind of number)")
+            arr = arr.astype(ty.dtype)
+        if len(ty.shape) != arr.ndim or any(
+            not isinstance(d, AnyDim) and d != n for d, n in zip(ty.shape, arr.shape)
+        ):
+            raise ValueError(f"expected a tensor of type {ty}, got shape {tuple(arr.shape)}")
+        return arr
+    if isinstance(value, _ndarray):
+        return value
+    if isinstance(value, (bool, int, float, list, np.generic)):
+        arr = np.asarray(value)
+        # Relay's defaults for Python values: int32 (when the values fit) and float32.
+        if arr.dtype == np.int64 and not isinstance(value, np.generic):
+            if arr.size == 0 or (arr.min() >= -(2**31) and arr.max() < 2**31):
+                arr = arr.astype("int32")
+        elif arr.dtype == np.float64 and not isinstance(value, np.generic):
+            arr = arr.astype("float32")
+        elif arr.dtype == object:
+            raise TypeError(f"cannot convert {value!r} to a tensor")
+        return arr
+    raise TypeError(f"cannot pass a {type(value).__name__} to a Relay function")
+
+
+# --- values ------------------------------------------------------------------------
+def _kernel_failed(op: Op, call: Call, args: list[Any], exc: Exception) -> None:
+    """Re-raise a kernel's exception as an EvaluationError naming the call and its arguments."""
+    if isinstance(exc, (EvaluationError, RecursionError)):
+        raise exc
+    arg_text = ", ".join(_value_summary(a) for a in args)
+    raise EvaluationError(
+        f"{op.name} failed on {_located(call)} with arguments ({arg_text}): "
+        f"{type(exc).__name__}: {str(exc).strip()}"
+    ) from exc
+
+
+def _normalize_result(result: Any, op: Op, call: Call) -> Any:
+    """A kernel's result as an interpreter value: arrays (rank 0 for scalars) and tuples."""
+    if isinstance(result, _ndarray):
+        return np.asarray(result)
+    if isinstance(result, (tuple, list)):
+        return tuple(
+            r if type(r) is _ndarray else _normalize_result(r, op, call) for r in result
+        )
+    if isinstance(result, (np.generic, bool, int, float, complex)):
+        return np.asarray(result)
+    raise EvaluationError(
+        f"the kernel of {op.name} returned a {type(result).__name__}, not an array or a tuple: "
+        f"{_located(call)}"
+    )
+
+
+def _value_summary(value: Any) -> str:
+    if isinstance(value, _ndarray):
+        return f"Tensor[({', '.join(str(d) for d in value.shape)}), {value.dtype}]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_value_summary(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, Closure):
+        return "a closure"
+    if isinstance(value, RefValue):
+        return "a reference"
+    return f"a Python {type(value).__name__}"
+
+
+# --- naming expressions in messages --------------------------------------------------
+_TEXT_LIMIT = 200
+_PRINT_NODE_LIMIT = 40
+
+
+def _located(expr: Expr) -> str:
+    """The expression's text, shortened, with its source location when it has one."""
+    text = _describe(expr)
+    span = getattr(expr, "span", None)
+    return f"{text} at {span}" if span is not None else text
+
+
+def _describe(expr: Expr) -> str:
+    text = None
+    # The printer shows everything an expression depends on; that is helpful for
+    # a small expression and unreadable (and slow) for one deep in a model.
+    if _node_count_at_most(expr, _PRINT_NODE_LIMIT):
+        try:
+            text = expr.astext(show_meta_data=False)
+        except Exception:
+            text = None
+    if text is None:
+        text = _brief(expr, 2)
+    # One line, without the printer's header and free-variable declarations.
+    lines = [ln.strip() for ln in text.splitlines()]
+    text = " ".join(ln for ln in lines if ln and not ln.startswith(("#[", "free_var ")))
+    if len(text) > _TEXT_LIMIT:
+        text = text[: _TEXT_LIMIT - 3] + "..."
+    return text
+
+
+def _node_count_at_most(expr: Expr, limit: int) -> bool:
+    seen: set[int] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if len(seen) > limit:
+            return False
+        stack.extend(children(node))
+    return True
+
+
+def _brief(expr: Any, depth: int) -> str:
+    """A one-line, Relay-text-like rendering that stops ``depth`` levels down."""
+    t = type(expr)
+    if t is Var:
+        return "%" + expr.name_hint
+    if t is GlobalVar:
+        return "@" + expr.name_hint
+    if isinstance(expr, Op):
+        return expr.name
+    if t is Constant:
+        data = expr.data
+        if data.size == 1:
+            return repr(data.reshape(()).item())
+        return f"meta[Constant]<{tuple(data.shape)}, {data.dtype}>"
+    if depth <= 0:
+        return "..." if t is not Call else f"{_brief(expr.op, 0)}(...)"
+    d = depth - 1
+    if t is Call:
+        parts = [_brief(a, d) for a in expr.args]
+        attrs = expr.attrs
+        if attrs:
+            parts.extend(f"{k}={_attr_text(v)}" for k, v in attrs.items())
+        return f"{_brief(expr.op, d)}({', '.join(parts)})"
+    if t is Tuple:
+        return "(" + ", ".join(_brief(f, d) for f in expr.fields) + ")"
+    if t is TupleGetItem:
+        return f"{_brief(expr.tuple_value, d)}.{expr.index}"
+    if t is Function:
+        params = ", ".join("%" + p.name_hint for p in expr.params)
+        return f"fn ({params}) {{ {_brief(expr.body, d)} }}"
+    if t is Let:
+        return f"let %{expr.var.name_hint} = {_brief(expr.value, d)}; {_brief(expr.body, d)}"
+    if t is If:
+        return (
+            f"if ({_brief(expr.cond, d)}) {{ {_brief(expr.true_branch, d)} }} "
+            f"else {{ {_brief(expr.false_branch, d)} }}"
+        )
+    if t is RefCreate:
+        return f"ref({_brief(expr.value, d)})"
+    if t is RefRead:
+        return f"ref_read({_brief(expr.ref, d)})"
+    if t is RefWrite:
+        return f"ref_write({_brief(expr.ref, d)}, {_brief(expr.value, d)})"
+    return type(expr).__name__
+
+
+def _attr_text(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_attr_text(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)

@@ -1,0 +1,1116 @@
+"""The parser of the Relay-text-like format that :mod:`relaypass.ir.printer` writes.
+
+``parse(text)`` reads a module (``def @name(...) { ... }`` definitions) and
+``parse_expr(text)`` a bare expression (a block, with ``free_var``
+declarations for its free variables).  A hand-written tokenizer (one regular
+expression, run by ``re.findall``) feeds a recursive-descent parser that
+recurses only on the nesting of syntax inside one statement: the statements
+of a block are read in a loop, and its ``let`` chain is built bottom-up
+afterwards, so a block of 100,000 statements parses under the default
+recursion limit.
+
+Every problem is a :class:`~relaypass.errors.ParseError` that says where
+(source name, 1-based line and column), what was found and what was expected.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+import gc
+import io
+import json
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import accumulate
+from operator import add, itemgetter
+from typing import Any as _AnyT
+
+import numpy as np
+
+from ..errors import AttrsError, ParseError, UnknownOpError
+from .attrs import Attrs
+from .expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from .module import IRModule
+from .node import Span
+from .op import Op
+from .printer import DTYPE_RE, DTYPE_SUFFIX, TEXT_VERSION
+from .types import (
+    Any,
+    FuncType,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeKind,
+    TypeVar,
+)
+
+__all__ = ["parse", "parse_expr"]
+
+# Group 1 skips blanks and comments, group 2 is the token.  Every character
+# of the text is covered: a lone quote, an unclosed comment and any stray
+# character are tokens of their own that no rule accepts, and the empty
+# match at the end is the end-of-input token.
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+_TOKEN_RE = re.compile(
+    r"([ \t\r\n]*(?:(?://[^\n]*|/\*.*?\*/)[ \t\r\n]*)*)("
+    r"[(),;=\[\]{}:.?#]"
+    r"|%(?:[0-9]+|" + _NAME + r")"
+    r"|" + _NAME +
+    r"|@" + _NAME +
+    r"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*"
+    r"|-inf[A-Za-z0-9_]*"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|->"
+    r"|/\*|.|\Z)",
+    re.S,
+)
+_METADATA_RE = re.compile(r"^#\[metadata\][ \t\r]*$", re.M)
+_NUMBER_RE = re.compile(
+    r"(-?(?:[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?|(inf|nan)))([A-Za-z_][A-Za-z0-9_]*)?\Z"
+)
+_INDEX_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z")
+_DIM_RE = re.compile(r"[0-9]+\Z")
+_first = itemgetter(0)
+_second = itemgetter(1)
+_plus_one = (1).__add__
+_DIGITS = frozenset("0123456789")
+_IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_ATTR_KEY_START = _IDENT_START | {'"'}
+
+_SUFFIX_DTYPE = {suffix: dtype for dtype, suffix in DTYPE_SUFFIX.items() if suffix}
+_SUFFIX_DTYPE.update({"f32": "float32", "i32": "int32"})
+_COMMON_DTYPES = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "bfloat16",
+]
+_RESERVED_TYPE_NAMES = frozenset({"Tensor", "fn", "ref", "_", "type"})
+_KINDS = {k.name: k for k in TypeKind}
+_MISSING = object()
+
+
+def parse(text: str, source_name: str = "<string>") -> IRModule:
+    """Parse the text of a module: optional ``#[...]`` directives, then ``def``s."""
+    with _gc_paused():
+        return _Parser(text, source_name, module=True).parse_module()
+
+
+def parse_expr(text: str, source_name: str = "<string>") -> Expr:
+    """Parse the text of one expression (what ``str(expr)`` prints)."""
+    with _gc_paused():
+        return _Parser(text, source_name, module=False).parse_expression_text()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Keep the cyclic garbage collector out of a parse.
+
+    A parse allocates one node, span and list entry after another and keeps
+    them all; none of them forms a reference cycle, yet each allocation counts
+    towards the collector's thresholds, which makes it walk the growing heap
+    again and again (half the time of a 100,000-statement parse).  Pausing it
+    loses nothing: whatever cycles other code makes meanwhile are collected
+    after the parse.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _quote(tok: str) -> str:
+    if tok == "":
+        return "end of input"
+    return "'" + tok + "'"
+
+
+class _Parser:
+    """One parse of one text.
+
+    Tokens are two parallel lists (text, start offset); ``self.i`` indexes
+    them.  Names in scope live in one dict with an undo log, so entering and
+    leaving a block costs only what the block bound.
+    """
+
+    def __init__(self, text: str, source_name: str, module: bool) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"parse expects a str, not {type(text).__name__}")
+        self.text = text
+        self.src = source_name
+        self.module = module
+        found = _METADATA_RE.search(text)
+        self.meta_start = found.start() if found else len(text)
+        # All of this runs in C: the tokens, and the offset where each one ends
+        # (a token starts at its end minus its length).
+        pairs = _TOKEN_RE.findall(text, 0, self.meta_start)
+        self.toks: list[str] = list(map(_second, pairs))
+        self.ends: list[int] = list(
+            accumulate(map(add, map(len, map(_first, pairs)), map(len, self.toks)))
+        )
+        # Two end-of-input tokens, so that looking one token ahead never overruns.
+        self.toks += ["", ""]
+        self.ends += [self.meta_start, self.meta_start]
+        self.line_starts = [0, *accumulate(map(_plus_one, map(len, text.split("\n"))))]
+        self.i = 0
+        self.scope: dict[str, Expr] = {}
+        # What each binding replaced, in two parallel lists (no tuple per binding).
+        self.undo: list[str] = []
+        self.undo_old: list[_AnyT] = []
+        self.tscope: dict[str, TypeVar] = {}
+        self.globals: dict[str, GlobalVar] = {}
+        self.global_refs: dict[str, int] = {}
+        self.defined: set[str] = set()
+        self.ops: dict[str, Op] = {}
+        self.meta: dict[str, list[_AnyT]] | None = None
+        if found:
+            self.meta = self.parse_metadata(found.end())
+        self.keywords: dict[str, Callable[[int], Expr]] = {
+            "fn": self.parse_function_expr,
+            "if": self.parse_if,
+            "ref": self.parse_ref_create,
+            "ref_read": self.parse_ref_read,
+            "ref_write": self.parse_ref_write,
+            "meta": self.parse_meta_ref,
+            "const": self.parse_const,
+            "True": self.parse_bool,
+            "False": self.parse_bool,
+            "let": self.misplaced_let,
+            "def": self.misplaced_def,
+        }
+
+    # --- positions and errors ----------------------------------------------
+    def position(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self.line_starts, offset)
+        return line, offset - self.line_starts[line - 1] + 1
+
+    def start(self, k: int) -> int:
+        return self.ends[k] - len(self.toks[k])
+
+    def span(self, k: int) -> Span:
+        offset = self.ends[k] - len(self.toks[k])
+        ls = self.line_starts
+        line = bisect_right(ls, offset)
+        return Span(self.src, line, offset - ls[line - 1] + 1)
+
+    def error_at(self, k: int, message: str, expected: str = "") -> ParseError:
+        line, column = self.position(self.start(k))
+        return ParseError(
+            message, source_name=self.src, line=line, column=column,
+            found=self.toks[k], expected=expected,
+        )
+
+    def error_at_offset(self, offset: int, message: str, found: str = "") -> ParseError:
+        line, column = self.position(offset)
+        return ParseError(message, source_name=self.src, line=line, column=column, found=found)
+
+    def fail(self, expected: str, k: int | None = None) -> ParseError:
+        """'expected X but found Y' at token ``k`` (the current one by default)."""
+        if k is None:
+            k = self.i
+        tok = self.toks[k]
+        if tok == '"':
+            return self.error_at(k, "unterminated string literal", expected)
+        if tok == "/*":
+            return self.error_at(k, "unterminated comment: '/*' without '*/'", expected)
+        return self.error_at(k, f"expected {expected} but found {_quote(tok)}", expected)
+
+    def expect(self, tok: str) -> int:
+        k = self.i
+        if self.toks[k] != tok:
+            raise self.fail(_quote(tok))
+        self.i = k + 1
+        return k
+
+    def expect_closing(self, tok: str, opened: int) -> None:
+        """Expect a closing bracket; the error names where it was opened."""
+        k = self.i
+        if self.toks[k] == tok:
+            self.i = k + 1
+            return
+        if self.toks[k] in ('"', "/*"):
+            raise self.fail(_quote(tok))
+        line, column = self.position(self.start(opened))
+        raise self.error_at(
+            k,
+            f"expected {_quote(tok)} to close the {_quote(self.toks[opened])} opened at "
+            f"{line}:{column} but found {_quote(self.toks[k])}",
+            _quote(tok),
+        )
+
+    # --- scopes ----------------------------------------------------------------
+    def bind(self, name: str, value: Expr) -> None:
+        scope = self.scope
+        self.undo.append(name)
+        self.undo_old.append(scope.get(name, _MISSING))
+        scope[name] = value
+
+    def pop_scope(self, mark: int) -> None:
+        scope, undo, undo_old = self.scope, self.undo, self.undo_old
+        for i in range(len(undo) - 1, mark - 1, -1):
+            old = undo_old[i]
+            if old is _MISSING:
+                del scope[undo[i]]
+            else:
+                scope[undo[i]] = old
+        del undo[mark:]
+        del undo_old[mark:]
+
+    # --- module ------------------------------------------------------------------
+    def parse_module(self) -> IRModule:
+        try:
+            attrs = self.parse_directives()
+            mod = IRModule(attrs=attrs)
+            toks = self.toks
+            while True:
+                tok = toks[self.i]
+                if tok == "def":
+                    gv, func = self.parse_def()
+                    mod.add(gv, func)
+                elif tok == "":
+                    break
+                elif tok == "#":
+                    raise self.error_at(self.i, "'#[...]' directives must come before the first 'def'")
+                else:
+                    hint = " (use parse_expr for a bare expression)" if not mod.functions else ""
+                    raise self.error_at(
+                        self.i, f"expected 'def' but found {_quote(tok)}{hint}", "'def'"
+                    )
+            for name, k in self.global_refs.items():
+                if name not in self.defined:
+                    near = difflib.get_close_matches(name, list(self.defined), n=3, cutoff=0.6)
+                    hint = f"; did you mean {', '.join('@' + n for n in near)}?" if near else ""
+                    raise self.error_at(k, f"undefined global function @{name}{hint}")
+            return mod
+        except RecursionError:
+            raise self.error_at(self.i, "expression nested too deeply") from None
+
+    def parse_expression_text(self) -> Expr:
+        try:
+            self.parse_directives(allow_attrs=False)
+            expr = self.parse_block(top=True)
+            if self.toks[self.i] != "":
+                if self.toks[self.i] == "def":
+                    raise self.error_at(self.i, "a 'def' is not allowed in an expression; use parse")
+                raise self.fail("end of input")
+            return expr
+        except RecursionError:
+            raise self.error_at(self.i, "expression nested too deeply") from None
+
+    def parse_directives(self, allow_attrs: bool = True) -> Attrs | None:
+        """``#[version = "0.0.5"]`` and ``#[module_attrs(k=v, ...)]`` lines."""
+        attrs = None
+        toks = self.toks
+        while toks[self.i] == "#":
+            self.i += 1
+            opened = self.expect("[")
+            k = self.i
+            word = toks[k]
+            if word == "version":
+                self.i += 1
+                self.expect("=")
+                vk = self.i
+                version = self.parse_string()
+                if version != TEXT_VERSION:
+                    raise self.error_at(
+                        vk, f"unsupported text format version {version!r}; this parser reads "
+                        f"{TEXT_VERSION!r}",
+                    )
+            elif word == "module_attrs" and allow_attrs:
+                self.i += 1
+                paren = self.expect("(")
+                values = self.parse_attr_list(")")
+                self.expect_closing(")", paren)
+                attrs = Attrs(values)
+            else:
+                raise self.fail("'version' or 'module_attrs'" if allow_attrs else "'version'")
+            self.expect_closing("]", opened)
+        return attrs
+
+    def parse_def(self) -> tuple[GlobalVar, Function]:
+        k = self.i
+        self.i += 1
+        tok = self.toks[self.i]
+        if tok[:1] != "@":
+            raise self.fail("a global name such as '@main'")
+        name = tok[1:]
+        if name in self.defined:
+            raise self.error_at(self.i, f"duplicate definition of global function @{name}")
+        self.defined.add(name)
+        gv = self.globals.get(name)
+        if gv is None:
+            gv = self.globals[name] = GlobalVar(name, self.span(self.i))
+        self.i += 1
+        self.scope.clear()
+        self.undo.clear()
+        self.undo_old.clear()
+        return gv, self.parse_function_rest(k)
+
+    # --- blocks ------------------------------------------------------------------
+    def parse_block(self, top: bool = False) -> Expr:
+        """Statements then the result expression; the let chain is built bottom-up."""
+        toks = self.toks
+        parse_expr = self.parse_expr
+        scope = self.scope
+        undo, undo_old = self.undo, self.undo_old
+        mark = len(undo)
+        # The let statements, as parallel lists: no tuple per statement.
+        let_vars: list[Var] = []
+        let_values: list[Expr] = []
+        let_spans: list[Span] = []
+        while True:
+            i = self.i
+            tok = toks[i]
+            c = tok[:1]
+            if c == "%" and toks[i + 1] == "=":
+                if tok[1] not in _DIGITS:
+                    raise self.error_at(
+                        i, f"only numbered temporaries such as %0 are bound with '='; "
+                        f"write 'let {tok} = ...;'",
+                    )
+                self.i = i + 2
+                value = parse_expr()
+                if toks[self.i] != ";":
+                    raise self.fail("';'")
+                self.i += 1
+                if tok in scope:
+                    raise self.error_at(i, f"{tok} is already defined")
+                undo.append(tok)
+                undo_old.append(_MISSING)
+                scope[tok] = value
+            elif tok == "let":
+                name = toks[i + 1]
+                if name[:1] == "%" and name[1] not in _DIGITS and toks[i + 2] == "=":
+                    # Fast path: ``let %v = ...`` without a type annotation.
+                    var = Var(name[1:], None, self.span(i + 1))
+                    undo.append(name)
+                    undo_old.append(scope.get(name, _MISSING))
+                    scope[name] = var
+                    self.i = i + 3
+                else:
+                    self.i = i + 1
+                    var = self.parse_binder()
+                    self.expect("=")
+                value = parse_expr()
+                if toks[self.i] != ";":
+                    raise self.fail("';'")
+                self.i += 1
+                let_vars.append(var)
+                let_values.append(value)
+                let_spans.append(self.span(i))
+            elif tok == "free_var":
+                if not top or self.module:
+                    raise self.error_at(i, "'free_var' declarations belong at the top of an expression")
+                self.i = i + 1
+                self.parse_binder()
+                self.expect(";")
+            else:
+                break
+        body = parse_expr()
+        self.pop_scope(mark)
+        for j in range(len(let_vars) - 1, -1, -1):
+            body = Let(let_vars[j], let_values[j], body, let_spans[j])
+        return body
+
+    def parse_binder(self) -> Var:
+        """``%name`` with an optional ``: type``; binds the new variable."""
+        k = self.i
+        tok = self.toks[k]
+        if tok[:1] != "%":
+            raise self.fail("a variable such as '%x'")
+        if tok[1] in _DIGITS:
+            raise self.error_at(k, f"{tok} is a temporary's name; variables need a name such as %x")
+        self.i = k + 1
+        ty = None
+        if self.toks[self.i] == ":":
+            self.i += 1
+            ty = self.parse_type()
+        var = Var(tok[1:], ty, self.span(k))
+        self.bind(tok, var)
+        return var
+
+    def parse_braced_block(self) -> Expr:
+        opened = self.expect("{")
+        body = self.parse_block()
+        self.expect_closing("}", opened)
+        return body
+
+    # --- expressions ---------------------------------------------------------------
+    def parse_expr(self) -> Expr:
+        toks = self.toks
+        k = self.i
+        tok = toks[k]
+        c = tok[:1]
+        # Fast paths for the two commonest starts: a name in scope and an operator.
+        if c == "%":
+            expr = self.scope.get(tok)
+            if expr is None:
+                raise self.undefined_local(k)
+            self.i = k + 1
+        elif c in _IDENT_START and tok not in self.keywords and tok in self.ops:
+            expr = self.ops[tok]
+            self.i = k + 1
+        else:
+            expr = self.parse_primary()
+        while True:
+            tok = toks[self.i]
+            if tok == "(":
+                expr = self.parse_call(expr, k, ())
+            elif tok == ".":
+                expr = self.parse_projection(expr, k)
+            elif tok == "[":
+                type_args = self.parse_type_list("[", "]")
+                if toks[self.i] != "(":
+                    raise self.fail("'(' after type arguments")
+                expr = self.parse_call(expr, k, type_args)
+            else:
+                return expr
+
+    def parse_primary(self) -> Expr:
+        k = self.i
+        tok = self.toks[k]
+        c = tok[:1]
+        if c == "%":
+            value = self.scope.get(tok)
+            if value is None:
+                raise self.undefined_local(k)
+            self.i = k + 1
+            return value
+        if c in _IDENT_START:
+            handler = self.keywords.get(tok)
+            if handler is not None:
+                return handler(k)
+            if tok.startswith(("nan", "inf")):
+                m = _NUMBER_RE.match(tok)
+                if m is not None and (m.group(5) is None or m.group(5) in _SUFFIX_DTYPE):
+                    self.i = k + 1
+                    return self.number_constant(tok, k)
+            op = self.ops.get(tok)
+            if op is None:
+                op = self.lookup_op(tok, k)
+            self.i = k + 1
+            return op
+        if c in _DIGITS or (c == "-" and tok != "->"):
+            self.i = k + 1
+            return self.number_constant(tok, k)
+        if c == "@":
+            self.i = k + 1
+            return self.global_ref(tok[1:], k)
+        if c == "(":
+            return self.parse_tuple(k)
+        if c == "{":
+            return self.parse_braced_block()
+        raise self.fail("an expression")
+
+    def undefined_local(self, k: int) -> ParseError:
+        tok = self.toks[k]
+        names = [n for n in self.scope if not n[1:2].isdigit()]
+        near = difflib.get_close_matches(tok, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        if not self.module and not tok[1].isdigit():
+            hint += f" (declare free variables with 'free_var {tok}: <type>;')"
+        return self.error_at(k, f"undefined variable {tok}{hint}")
+
+    def lookup_op(self, name: str, k: int) -> Op:
+        try:
+            op = Op.get(name)
+        except UnknownOpError as exc:
+            raise self.error_at(k, str(exc), "an operator name") from None
+        self.ops[name] = op
+        return op
+
+    def global_ref(self, name: str, k: int) -> GlobalVar:
+        gv = self.globals.get(name)
+        if gv is None:
+            gv = self.globals[name] = GlobalVar(name, self.span(k))
+        if name not in self.global_refs:
+            self.global_refs[name] = k
+        return gv
+
+    def parse_call(self, callee: Expr, k: int, type_args: tuple[Type, ...] | list[Type]) -> Expr:
+        toks = self.toks
+        scope = self.scope
+        opened = i = self.i
+        i += 1
+        args: list[Expr] = []
+        attrs_values = None
+        attrs_k = 0
+        while True:
+            tok = toks[i]
+            if tok == ")":
+                break
+            after = toks[i + 1]
+            if tok[:1] == "%" and (after == "," or after == ")") and tok in scope:
+                # Fast path: an argument that is just a name in scope.
+                args.append(scope[tok])
+                i += 1
+            elif after == "=" and tok[:1] in _ATTR_KEY_START:
+                self.i = attrs_k = i
+                attrs_values = self.parse_attr_list(")")
+                i = self.i
+                break
+            else:
+                self.i = i
+                args.append(self.parse_expr())
+                i = self.i
+            tok = toks[i]
+            if tok == ",":
+                i += 1
+            elif tok != ")":
+                raise self.fail("',' or ')'", i)
+        self.i = i
+        self.expect_closing(")", opened)
+        attrs = None
+        if type(callee) is Op:
+            n = callee.num_inputs
+            if n >= 0 and len(args) != n:
+                raise self.error_at(
+                    k, f"operator '{callee.name}' takes {n} argument{'s' if n != 1 else ''} "
+                    f"but {len(args)} {'was' if len(args) == 1 else 'were'} given",
+                )
+            schema = callee.attrs_schema
+            if schema is not None:
+                try:
+                    attrs = schema.build(callee.name, attrs_values or {})
+                except (AttrsError, TypeError, ValueError) as exc:
+                    raise self.error_at(attrs_k or k, str(exc)) from None
+            elif attrs_values:
+                raise self.error_at(attrs_k, f"operator '{callee.name}' takes no attributes")
+        elif attrs_values:
+            attrs = Attrs(attrs_values)
+        offset = self.ends[k] - len(toks[k])
+        ls = self.line_starts
+        line = bisect_right(ls, offset)
+        column = offset - ls[line - 1] + 1
+        return Call(callee, args, attrs, type_args, Span(self.src, line, column, line, column))
+
+    def parse_projection(self, expr: Expr, k: int) -> Expr:
+        self.i += 1
+        tok = self.toks[self.i]
+        if not _INDEX_RE.match(tok):
+            raise self.fail("a tuple index")
+        self.i += 1
+        span = self.span(k)
+        for part in tok.split("."):  # ``%t.0.1`` arrives as '0.1'
+            expr = TupleGetItem(expr, int(part), span)
+        return expr
+
+    def parse_tuple(self, k: int) -> Expr:
+        self.i = k + 1
+        toks = self.toks
+        if toks[self.i] == ")":
+            self.i += 1
+            return Tuple((), self.span(k))
+        first = self.parse_expr()
+        if toks[self.i] == ")":
+            self.i += 1
+            return first
+        if toks[self.i] != ",":
+            raise self.fail("',' or ')'")
+        fields = [first]
+        while toks[self.i] == ",":
+            self.i += 1
+            if toks[self.i] == ")":
+                break
+            fields.append(self.parse_expr())
+        self.expect_closing(")", k)
+        return Tuple(fields, self.span(k))
+
+    def parse_function_expr(self, k: int) -> Expr:
+        self.i = k + 1
+        return self.parse_function_rest(k)
+
+    def parse_function_rest(self, k: int) -> Function:
+        """``[type params](params, attrs) -> ret { body }`` after ``fn`` or ``def @name``."""
+        toks = self.toks
+        saved_tscope = self.tscope
+        type_params: list[TypeVar] = []
+        if toks[self.i] == "[":
+            type_params = self.parse_type_params()
+            self.tscope = {**saved_tscope, **{tv.name_hint: tv for tv in type_params}}
+        mark = len(self.undo)
+        opened = self.expect("(")
+        params: list[Var] = []
+        attrs = None
+        names: set[str] = set()
+        while toks[self.i] != ")":
+            tok = toks[self.i]
+            if toks[self.i + 1] == "=" and (tok[:1] in _ATTR_KEY_START):
+                attrs = self.parse_attr_list(")")
+                break
+            if tok in names:
+                raise self.error_at(self.i, f"duplicate parameter {tok}")
+            names.add(tok)
+            params.append(self.parse_binder())
+            if toks[self.i] == ",":
+                self.i += 1
+            elif toks[self.i] != ")":
+                raise self.fail("',' or ')'")
+        self.expect_closing(")", opened)
+        ret = None
+        if toks[self.i] == "->":
+            self.i += 1
+            ret = self.parse_type()
+        body = self.parse_braced_block()
+        self.pop_scope(mark)
+        self.tscope = saved_tscope
+        return Function(params, body, ret, type_params, attrs, self.span(k))
+
+    def parse_if(self, k: int) -> Expr:
+        self.i = k + 1
+        opened = self.expect("(")
+        cond = self.parse_expr()
+        self.expect_closing(")", opened)
+        then = self.parse_braced_block()
+        self.expect("else")
+        other = self.parse_braced_block()
+        return If(cond, then, other, self.span(k))
+
+    def parse_parenthesized(self, k: int, count: int) -> list[Expr]:
+        self.i = k + 1
+        opened = self.expect("(")
+        values = [self.parse_expr()]
+        for _ in range(count - 1):
+            self.expect(",")
+            values.append(self.parse_expr())
+        self.expect_closing(")", opened)
+        return values
+
+    def parse_ref_create(self, k: int) -> Expr:
+        return RefCreate(self.parse_parenthesized(k, 1)[0], self.span(k))
+
+    def parse_ref_read(self, k: int) -> Expr:
+        return RefRead(self.parse_parenthesized(k, 1)[0], self.span(k))
+
+    def parse_ref_write(self, k: int) -> Expr:
+        ref, value = self.parse_parenthesized(k, 2)
+        return RefWrite(ref, value, self.span(k))
+
+    def parse_bool(self, k: int) -> Expr:
+        self.i = k + 1
+        arr = np.array(self.toks[k] == "True")
+        arr.flags.writeable = False
+        return Constant(arr, self.span(k))
+
+    def misplaced_let(self, k: int) -> Expr:
+        raise self.error_at(
+            k, "'let' starts a statement, not an expression; wrap it in a block: { let ...; ... }",
+        )
+
+    def misplaced_def(self, k: int) -> Expr:
+        raise self.error_at(k, "a 'def' is not allowed inside an expression; parse modules with parse")
+
+    # --- constants -----------------------------------------------------------------
+    def number_constant(self, tok: str, k: int) -> Constant:
+        dtype, value = self.number_value(tok, k)
+        arr = np.array(value, dtype=dtype)
+        arr.flags.writeable = False
+        return Constant(arr, self.span(k))
+
+    def number_value(self, tok: str, k: int) -> tuple[str, int | float]:
+        """The dtype and Python value of a scalar literal such as ``2i64`` or ``-0.5f``."""
+        m = _NUMBER_RE.match(tok)
+        if m is None:
+            raise self.fail("a number")
+        body, frac, exp, word, suffix = m.groups()
+        is_float = bool(frac or exp or word)
+        if suffix is None:
+            dtype = "float32" if is_float else "int32"
+        else:
+            dtype = _SUFFIX_DTYPE.get(suffix)
+            if dtype is None:
+                raise self.error_at(
+                    k, f"unknown literal suffix {suffix!r} in {tok!r}; use one of "
+                    f"{', '.join(sorted(_SUFFIX_DTYPE))}",
+                )
+        if dtype[0] == "f":
+            return dtype, float(body)
+        if is_float:
+            raise self.error_at(k, f"{tok!r} is not an integer but has the {dtype} suffix")
+        value = int(body)
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise self.error_at(k, f"integer literal {body} is out of range for {dtype}")
+        return dtype, value
+
+    def parse_const(self, k: int) -> Expr:
+        """``const([e0, e1, ...], Tensor[(shape), dtype])``: a small tensor written in place."""
+        self.i = k + 1
+        opened = self.expect("(")
+        bracket = self.expect("[")
+        toks = self.toks
+        elements: list[tuple[str, int]] = []
+        while toks[self.i] != "]":
+            if toks[self.i] in ("", ",", ")"):
+                raise self.fail("a tensor element")
+            elements.append((toks[self.i], self.i))
+            self.i += 1
+            if toks[self.i] == ",":
+                self.i += 1
+            elif toks[self.i] != "]":
+                raise self.fail("',' or ']'")
+        self.expect_closing("]", bracket)
+        self.expect(",")
+        tk = self.i
+        ty = self.parse_type()
+        self.expect_closing(")", opened)
+        if not isinstance(ty, TensorType) or not ty.is_static or ty.dtype not in DTYPE_SUFFIX:
+            raise self.error_at(tk, f"a const needs a static tensor type of a numeric dtype, not {ty}")
+        size = int(np.prod(ty.shape, dtype=np.int64))
+        if size != len(elements):
+            raise self.error_at(
+                tk, f"{ty} has {size} element{'s' if size != 1 else ''} but "
+                f"{len(elements)} were given",
+            )
+        kind = np.dtype(ty.dtype).kind
+        values: list[_AnyT] = []
+        for tok, ek in elements:
+            if kind == "b":
+                if tok not in ("True", "False"):
+                    raise self.fail("True or False", ek)
+                values.append(tok == "True")
+                continue
+            m = _NUMBER_RE.match(tok)
+            if m is None or m.group(5) is not None:
+                raise self.fail(f"a {ty.dtype} element (a number without suffix)", ek)
+            if kind == "f":
+                values.append(float(tok))
+            elif m.group(2) or m.group(3) or m.group(4):
+                raise self.error_at(ek, f"{tok!r} is not an integer, as {ty.dtype} needs")
+            else:
+                value = int(tok)
+                info = np.iinfo(ty.dtype)
+                if not info.min <= value <= info.max:
+                    raise self.error_at(ek, f"{tok} is out of range for {ty.dtype}")
+                values.append(value)
+        source = np.array(values, dtype=np.float64 if kind == "f" else object)
+        arr = source.astype(ty.dtype).reshape(ty.concrete_shape)
+        arr.flags.writeable = False
+        return Constant(arr, self.span(k))
+
+    def parse_meta_ref(self, k: int) -> Expr:
+        """``meta[relay.Constant][i]``: a constant of the metadata section."""
+        self.i = k + 1
+        opened = self.expect("[")
+        kind_k = self.i
+        kind = self.toks[kind_k]
+        if kind[:1] not in _IDENT_START:
+            raise self.fail("a metadata kind such as relay.Constant")
+        self.i += 1
+        self.expect_closing("]", opened)
+        opened = self.expect("[")
+        index_k = self.i
+        index_tok = self.toks[index_k]
+        if not _DIM_RE.match(index_tok):
+            raise self.fail("a metadata index")
+        self.i += 1
+        self.expect_closing("]", opened)
+        if kind != "relay.Constant":
+            raise self.error_at(kind_k, f"unknown metadata kind {kind!r}; expected relay.Constant")
+        if self.meta is None:
+            raise self.error_at(k, "meta[...] reference but the text has no #[metadata] section")
+        entries = self.meta.get(kind, [])
+        index = int(index_tok)
+        if index >= len(entries):
+            raise self.error_at(
+                index_k, f"meta[{kind}][{index}] is out of range: the metadata section has "
+                f"{len(entries)} {kind} entr{'y' if len(entries) == 1 else 'ies'}",
+            )
+        return entries[index]
+
+    def parse_metadata(self, offset: int) -> dict[str, list[_AnyT]]:
+        """The JSON object after ``#[metadata]``: constants as base64 ``.npy`` bytes."""
+        text = self.text
+        decoder = json.JSONDecoder()
+        start = offset
+        while start < len(text) and text[start] in " \t\r\n":
+            start += 1
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            raise self.error_at_offset(exc.pos, f"bad metadata section: {exc.msg}") from None
+        if text[end:].strip():
+            raise self.error_at_offset(
+                end + len(text[end:]) - len(text[end:].lstrip()),
+                "unexpected text after the metadata section",
+            )
+        if not isinstance(value, dict):
+            raise self.error_at_offset(start, "the metadata section must be a JSON object")
+        out: dict[str, list[_AnyT]] = {}
+        for kind, entries in value.items():
+            if kind != "relay.Constant":
+                raise self.error_at_offset(
+                    text.find(json.dumps(kind), start), f"unknown metadata kind {kind!r}"
+                )
+            if not isinstance(entries, list):
+                raise self.error_at_offset(start, f"metadata {kind!r} must be a list")
+            constants = []
+            search_from = start
+            for index, entry in enumerate(entries):
+                where = text.find(json.dumps(entry), search_from) if isinstance(entry, str) else -1
+                if where >= 0:
+                    search_from = where
+                try:
+                    if not isinstance(entry, str):
+                        raise ValueError("not a string")
+                    raw = base64.b64decode(entry, validate=True)
+                    data = np.load(io.BytesIO(raw), allow_pickle=False)
+                except (ValueError, binascii.Error, OSError, EOFError) as exc:
+                    raise self.error_at_offset(
+                        where if where >= 0 else start,
+                        f"metadata {kind}[{index}] is not base64 of .npy bytes: {exc}",
+                    ) from None
+                line, column = self.position(where if where >= 0 else start)
+                constants.append(Constant(data, Span(self.src, line, column)))
+            out[kind] = constants
+        return out
+
+    # --- attributes ------------------------------------------------------------------
+    def parse_attr_list(self, closing: str) -> dict[str, _AnyT]:
+        """``key=value, ...`` up to (not including) ``closing``."""
+        toks = self.toks
+        values: dict[str, _AnyT] = {}
+        while toks[self.i] != closing:
+            k = self.i
+            tok = toks[k]
+            if tok[:1] == '"':
+                key = self.parse_string()
+            elif tok[:1] in _IDENT_START:
+                key = tok
+                self.i += 1
+            else:
+                raise self.fail("an attribute name")
+            if key in values:
+                raise self.error_at(k, f"duplicate attribute {key!r}")
+            self.expect("=")
+            values[key] = self.parse_attr_value()
+            if toks[self.i] == ",":
+                self.i += 1
+            elif toks[self.i] != closing:
+                raise self.fail(f"',' or {_quote(closing)}")
+        return values
+
+    def parse_attr_value(self) -> _AnyT:
+        k = self.i
+        tok = self.toks[k]
+        c = tok[:1]
+        if c == '"':
+            return self.parse_string()
+        if c == "[":
+            self.i += 1
+            items = []
+            while self.toks[self.i] != "]":
+                items.append(self.parse_attr_value())
+                if self.toks[self.i] == ",":
+                    self.i += 1
+                elif self.toks[self.i] != "]":
+                    raise self.fail("',' or ']'")
+            self.expect_closing("]", k)
+            return tuple(items)
+        if c == "{":
+            self.i += 1
+            values = self.parse_attr_list("}")
+            self.expect_closing("}", k)
+            return Attrs(values)
+        if c == "?":
+            self.i += 1
+            return Any()
+        if tok in ("True", "False", "None"):
+            self.i += 1
+            return {"True": True, "False": False, "None": None}[tok]
+        if tok == "type":
+            self.i += 1
+            opened = self.expect("(")
+            ty = self.parse_type()
+            self.expect_closing(")", opened)
+            return ty
+        m = _NUMBER_RE.match(tok)
+        if m is None:
+            raise self.fail("an attribute value")
+        self.i += 1
+        body, frac, exp, word, suffix = m.groups()
+        if suffix is not None:
+            dtype = _SUFFIX_DTYPE.get(suffix)
+            if dtype is None:
+                raise self.error_at(k, f"unknown literal suffix {suffix!r} in {tok!r}")
+            if dtype[0] == "f":
+                return float(body)
+        elif frac or exp or word:
+            return float(body)
+        if frac or exp or word:
+            raise self.error_at(k, f"{tok!r} is not an integer but has an integer suffix")
+        return int(body)
+
+    def parse_string(self) -> str:
+        k = self.i
+        tok = self.toks[k]
+        if tok[:1] != '"' or len(tok) < 2:
+            raise self.fail("a string")
+        try:
+            value = json.loads(tok)
+        except json.JSONDecodeError as exc:
+            raise self.error_at(k, f"bad string literal: {exc.msg}") from None
+        self.i = k + 1
+        return value
+
+    # --- types ------------------------------------------------------------------------
+    def parse_type(self) -> Type:
+        k = self.i
+        tok = self.toks[k]
+        if tok == "Tensor":
+            return self.parse_tensor_type()
+        if tok == "(":
+            self.i += 1
+            if self.toks[self.i] == ")":
+                self.i += 1
+                return TupleType(())
+            first = self.parse_type()
+            if self.toks[self.i] == ")":
+                self.i += 1
+                return first
+            if self.toks[self.i] != ",":
+                raise self.fail("',' or ')'")
+            fields = [first]
+            while self.toks[self.i] == ",":
+                self.i += 1
+                if self.toks[self.i] == ")":
+                    break
+                fields.append(self.parse_type())
+            self.expect_closing(")", k)
+            return TupleType(fields)
+        if tok == "fn":
+            self.i += 1
+            saved = self.tscope
+            type_params: list[TypeVar] = []
+            if self.toks[self.i] == "[":
+                type_params = self.parse_type_params()
+                self.tscope = {**saved, **{tv.name_hint: tv for tv in type_params}}
+            args = self.parse_type_list("(", ")")
+            self.expect("->")
+            ret = self.parse_type()
+            self.tscope = saved
+            return FuncType(args, ret, type_params)
+        if tok == "ref":
+            self.i += 1
+            opened = self.expect("(")
+            inner = self.parse_type()
+            self.expect_closing(")", opened)
+            return RefType(inner)
+        if tok == "_":
+            self.i += 1
+            return IncompleteType()
+        tv = self.tscope.get(tok)
+        if tv is not None:
+            self.i += 1
+            return tv
+        if DTYPE_RE.match(tok):
+            self.i += 1
+            return TensorType((), tok)
+        if tok[:1] in _IDENT_START:
+            near = difflib.get_close_matches(tok, _COMMON_DTYPES + list(self.tscope), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(near)}?" if near else ""
+            raise self.error_at(k, f"unknown type {tok!r}{hint}", "a type")
+        raise self.fail("a type")
+
+    def parse_tensor_type(self) -> TensorType:
+        self.i += 1
+        opened = self.expect("[")
+        paren = self.expect("(")
+        toks = self.toks
+        dims: list[_AnyT] = []
+        while toks[self.i] != ")":
+            tok = toks[self.i]
+            if tok == "?":
+                dims.append(Any())
+            elif _DIM_RE.match(tok):
+                dims.append(int(tok))
+            else:
+                raise self.fail("a dimension (an integer or '?')")
+            self.i += 1
+            if toks[self.i] == ",":
+                self.i += 1
+            elif toks[self.i] != ")":
+                raise self.fail("',' or ')'")
+        self.expect_closing(")", paren)
+        self.expect(",")
+        dtype = self.parse_dtype()
+        self.expect_closing("]", opened)
+        return TensorType(dims, dtype)
+
+    def parse_dtype(self) -> str:
+        k = self.i
+        tok = self.toks[k]
+        if not DTYPE_RE.match(tok):
+            if tok[:1] in _IDENT_START:
+                near = difflib.get_close_matches(tok, _COMMON_DTYPES, n=3, cutoff=0.6)
+                hint = f"; did you mean {', '.join(near)}?" if near else ""
+                raise self.error_at(k, f"unknown dtype {tok!r}{hint}", "a dtype")
+            raise self.fail("a dtype")
+        self.i = k + 1
+        return tok
+
+    def parse_type_list(self, opening: str, closing: str) -> list[Type]:
+        opened = self.expect(opening)
+        types: list[Type] = []
+        while self.toks[self.i] != closing:
+            types.append(self.parse_type())
+            if self.toks[self.i] == ",":
+                self.i += 1
+            elif self.toks[self.i] != closing:
+                raise self.fail(f"',' or {_quote(closing)}")
+        self.expect_closing(closing, opened)
+        return types
+
+    def parse_type_params(self) -> list[TypeVar]:
+        """``[A, B: ShapeVar]``: new type variables, in scope for what follows."""
+        opened = self.expect("[")
+        params: list[TypeVar] = []
+        names: set[str] = set()
+        while self.toks[self.i] != "]":
+            k = self.i
+            tok = self.toks[k]
+            if tok[:1] not in _IDENT_START or "." in tok:
+                raise self.fail("a type variable name")
+            if tok in _RESERVED_TYPE_NAMES or DTYPE_RE.match(tok):
+                raise self.error_at(k, f"{tok!r} cannot name a type variable: it is a type already")
+            if tok in names:
+                raise self.error_at(k, f"duplicate type parameter {tok}")
+            names.add(tok)
+            self.i += 1
+            kind = TypeKind.Type
+            if self.toks[self.i] == ":":
+                self.i += 1
+                kind_tok = self.toks[self.i]
+                if kind_tok not in _KINDS:
+                    raise self.fail(f"a type kind ({', '.join(_KINDS)})")
+                kind = _KINDS[kind_tok]
+                self.i += 1
+            params.append(TypeVar(tok, kind, self.span(k)))
+            if self.toks[self.i] == ",":
+                self.i += 1
+            elif self.toks[self.i] != "]":
+                raise self.fail("',' or ']'")
+        self.expect_closing("]", opened)
+        return params

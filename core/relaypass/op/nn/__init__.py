@@ -1,0 +1,19 @@
+"""Neural-network operators, the ``relay.nn`` namespace.
+
+One module per family: convolution, pooling, normalization, linear (matrix
+products and bias), activation, and transform (pad, upsampling,
+depth_to_space, batch_flatten).  Importing this package registers them.
+"""
+
+from . import activation, convolution, linear, normalization, pooling, transform
+from .activation import *  # noqa: F403
+from .convolution import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .transform import *  # noqa: F403
+
+__all__ = [
+    *activation.__all__, *convolution.__all__, *linear.__all__, *normalization.__all__,
+    *pooling.__all__, *transform.__all__,
+]

@@ -1,0 +1,238 @@
+"""The plugin manifest: a TOML file, shipped inside the plugin package, declaring what it provides.
+
+File name: ``relaypass-plugin.toml``, in the package directory named by the
+distribution's ``relaypass.plugins`` entry point.  Format (docs/plugins.md has
+the full reference)::
+
+    format = 1                       # optional; the only format so far
+
+    [[pass]]
+    name = "FoldConstant"            # how users and other passes name it
+    kind = "function"                # "module" | "function" | "sequential"
+    opt_level = 2
+    required = ["InferType"]         # optional: run these first
+    preserves = ["InferType"]        # optional: effects this pass keeps ("*": all)
+    factory = "my_pkg.fold:FoldConstant"   # callable(**options) -> Pass
+    help = "one line for listings"   # optional
+
+    [[pass.config]]                  # optional: PassContext config keys it reads
+    name = "my_pkg.FoldConstant.max_size"
+    type = "int"                     # bool int float str list[bool|int|float|str]
+    default = 1024
+    help = "..."
+
+    [[pass.option]]                  # optional: keyword options of the factory
+    name = "fold_qnn"
+    type = "bool"
+    default = false                  # no default: the option must be given
+
+    [[instrument]]
+    name = "MyTimer"
+    factory = "my_pkg.timer:MyTimer" # callable(**options) -> PassInstrument
+    [[instrument.option]]
+    name = "file"
+    type = "str"
+    default = "stdout"
+
+Parsing never imports the plugin: everything here is data.  Any problem is a
+:class:`ManifestError` naming the file, the key path and the distribution.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from ..transform.config import VALUE_TYPES, ConfigKey, coerce_value, describe_type
+from .errors import ManifestError
+from .specs import PASS_KINDS, Declarations, InstrumentSpec, OptionSpec, Origin, PassSpec
+
+MANIFEST_NAME = "relaypass-plugin.toml"
+FORMAT = 1
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+_FACTORY = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+_TOP_KEYS = ("format", "pass", "instrument")
+_PASS_KEYS = ("name", "kind", "opt_level", "required", "preserves", "factory", "help", "config", "option")
+_INSTRUMENT_KEYS = ("name", "factory", "help", "option")
+_VALUE_KEYS = ("name", "type", "default", "help")
+
+
+def manifest_fix(origin: Origin) -> str:
+    return (
+        f"fix {MANIFEST_NAME} of {origin.distribution} (format: docs/plugins.md) "
+        f"or uninstall it (pip uninstall {origin.distribution})"
+    )
+
+
+class _Reader:
+    """Validates one manifest, raising ManifestError at the first problem with its key path."""
+
+    def __init__(self, origin: Origin) -> None:
+        self.origin = origin
+
+    def fail(self, path: str, problem: str) -> ManifestError:
+        where = f"{self.origin.manifest}: " if self.origin.manifest else ""
+        at = f"{path}: " if path else ""
+        return ManifestError(
+            f"invalid plugin manifest of {self.origin}: {where}{at}{problem}",
+            distribution=self.origin.distribution,
+            version=self.origin.version,
+            fix=manifest_fix(self.origin),
+        )
+
+    def keys(self, table: Mapping[str, Any], allowed: tuple[str, ...], path: str) -> None:
+        for key in table:
+            if key not in allowed:
+                raise self.fail(path, f"unknown key {key!r}; valid keys: {', '.join(allowed)}")
+
+    def need(self, table: Mapping[str, Any], key: str, path: str) -> Any:
+        if key not in table:
+            raise self.fail(path, f"missing required key {key!r}")
+        return table[key]
+
+    def string(self, value: Any, path: str, pattern: re.Pattern[str] | None = None, what: str = "") -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(path, f"expected a non-empty string, not {value!r}")
+        if pattern is not None and not pattern.match(value):
+            raise self.fail(path, f"{value!r} is not {what}")
+        return value
+
+    def names(self, value: Any, path: str, allow_all: bool = False) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected a list of pass names, not {value!r}")
+        out = []
+        for i, item in enumerate(value):
+            if allow_all and item == "*":
+                out.append(item)
+            else:
+                out.append(self.string(item, f"{path}[{i}]", _NAME, "a valid pass name"))
+        return tuple(out)
+
+    def tables(self, value: Any, path: str) -> list[Mapping[str, Any]]:
+        if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+            raise self.fail(path, f"expected an array of tables ([[{path}]]), not {value!r}")
+        return value
+
+    def value_decl(self, table: Mapping[str, Any], path: str) -> tuple[str, str, Any, str, bool]:
+        self.keys(table, _VALUE_KEYS, path)
+        name = self.string(self.need(table, "name", path), f"{path}.name", _NAME, "a valid name")
+        tname = self.need(table, "type", path)
+        if tname not in VALUE_TYPES:
+            raise self.fail(f"{path}.type", f"unknown type {tname!r}; valid types: {', '.join(VALUE_TYPES)}")
+        help_text = table.get("help", "")
+        if not isinstance(help_text, str):
+            raise self.fail(f"{path}.help", f"expected a string, not {help_text!r}")
+        has_default = "default" in table
+        default = None
+        if has_default:
+            default = coerce_value(tname, table["default"])
+            if default is None:
+                raise self.fail(
+                    f"{path}.default",
+                    f"{describe_type(table['default'])} {table['default']!r} does not match type {tname}",
+                )
+        return name, tname, default, help_text, has_default
+
+    def options(self, value: Any, path: str) -> tuple[OptionSpec, ...]:
+        out: list[OptionSpec] = []
+        seen: set[str] = set()
+        for i, table in enumerate(self.tables(value, path)):
+            name, tname, default, help_text, has_default = self.value_decl(table, f"{path}[{i}]")
+            if name in seen:
+                raise self.fail(f"{path}[{i}].name", f"option {name!r} is declared twice")
+            seen.add(name)
+            out.append(OptionSpec(name, tname, default, help_text, required=not has_default))
+        return tuple(out)
+
+    def config(self, value: Any, path: str, declared_by: str) -> tuple[ConfigKey, ...]:
+        out: list[ConfigKey] = []
+        for i, table in enumerate(self.tables(value, path)):
+            name, tname, default, help_text, _ = self.value_decl(table, f"{path}[{i}]")
+            out.append(ConfigKey(name, tname, default, help_text, declared_by))
+        return tuple(out)
+
+    def read(self, data: Mapping[str, Any]) -> Declarations:
+        self.keys(data, _TOP_KEYS, "")
+        fmt = data.get("format", FORMAT)
+        if fmt != FORMAT:
+            raise self.fail("format", f"unsupported manifest format {fmt!r}; this relaypass reads format {FORMAT}")
+        decls = Declarations()
+        seen: set[str] = set()
+        for i, table in enumerate(self.tables(data.get("pass", []), "pass")):
+            spec = self.pass_spec(table, f"pass[{i}]")
+            if spec.name in seen:
+                raise self.fail(f"pass[{i}].name", f"{spec.name!r} is declared twice")
+            seen.add(spec.name)
+            decls.passes.append(spec)
+        seen.clear()
+        for i, table in enumerate(self.tables(data.get("instrument", []), "instrument")):
+            spec_i = self.instrument_spec(table, f"instrument[{i}]")
+            if spec_i.name in seen:
+                raise self.fail(f"instrument[{i}].name", f"{spec_i.name!r} is declared twice")
+            seen.add(spec_i.name)
+            decls.instruments.append(spec_i)
+        return decls
+
+    def pass_spec(self, table: Mapping[str, Any], path: str) -> PassSpec:
+        self.keys(table, _PASS_KEYS, path)
+        name = self.string(self.need(table, "name", path), f"{path}.name", _NAME, "a valid pass name")
+        kind = self.need(table, "kind", path)
+        if kind not in PASS_KINDS:
+            raise self.fail(f"{path}.kind", f"unknown kind {kind!r}; valid kinds: {', '.join(PASS_KINDS)}")
+        opt_level = self.need(table, "opt_level", path)
+        if isinstance(opt_level, bool) or not isinstance(opt_level, int) or opt_level < 0:
+            raise self.fail(f"{path}.opt_level", f"expected a non-negative integer, not {opt_level!r}")
+        factory = self.string(self.need(table, "factory", path), f"{path}.factory", _FACTORY,
+                              "of the form 'package.module:attribute'")
+        required = self.names(table.get("required", []), f"{path}.required")
+        if name in required:
+            raise self.fail(f"{path}.required", f"pass {name!r} cannot require itself")
+        preserves = self.names(table.get("preserves", []), f"{path}.preserves", allow_all=True)
+        help_text = table.get("help", "")
+        if not isinstance(help_text, str):
+            raise self.fail(f"{path}.help", f"expected a string, not {help_text!r}")
+        declared_by = f"{name} ({self.origin})"
+        config = self.config(table.get("config", []), f"{path}.config", declared_by)
+        options = self.options(table.get("option", []), f"{path}.option")
+        return PassSpec(name, kind, opt_level, factory, self.origin, required, preserves,
+                        config, options, help_text)
+
+    def instrument_spec(self, table: Mapping[str, Any], path: str) -> InstrumentSpec:
+        self.keys(table, _INSTRUMENT_KEYS, path)
+        name = self.string(self.need(table, "name", path), f"{path}.name", _NAME, "a valid name")
+        factory = self.string(self.need(table, "factory", path), f"{path}.factory", _FACTORY,
+                              "of the form 'package.module:attribute'")
+        help_text = table.get("help", "")
+        if not isinstance(help_text, str):
+            raise self.fail(f"{path}.help", f"expected a string, not {help_text!r}")
+        options = self.options(table.get("option", []), f"{path}.option")
+        return InstrumentSpec(name, factory, self.origin, options, help_text)
+
+
+def parse_manifest(text: str, origin: Origin) -> Declarations:
+    """The declarations of a manifest's text; ManifestError when it does not parse or validate."""
+    reader = _Reader(origin)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise reader.fail("", f"not valid TOML ({exc})") from None
+    return reader.read(data)
+
+
+def read_manifest(path: str, origin: Origin) -> Declarations:
+    """The declarations of the manifest file at ``path``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise _Reader(origin).fail("", f"cannot read the manifest ({exc.strerror or exc})") from None
+    return parse_manifest(text, origin)

@@ -1,0 +1,1165 @@
+"""Hypothesis strategies for random, well-typed Relay programs.
+
+Property tests of passes, of the text format and of the interpreter all need
+the same thing: many small programs that are legal (well formed, well typed,
+executable) yet exercise every construct a pass must handle.  These
+strategies build such programs directly, knowing the type of every value they
+create, so no type inference is needed to generate them and every program is
+type-correct by construction.
+
+Usage::
+
+    from hypothesis import given, settings
+    from relaypass.testing.strategies import modules, programs, random_inputs
+
+    @settings(max_examples=50, deadline=None)
+    @given(modules(size=(1, 15), features={"let", "if", "fn", "global"}))
+    def test_my_pass(mod):
+        out = MyPass()(mod)
+        ...
+
+``programs(...)`` draws a closed :class:`~relaypass.ir.Function` (its free
+variables are its parameters); ``modules(...)`` draws an
+:class:`~relaypass.ir.IRModule` whose ``main`` may call other global functions,
+which in turn call functions defined before them (never recursively, so every
+program terminates).  ``random_inputs(mod, seed)`` gives numpy arguments for
+``main``.
+
+What a program contains
+    A dataflow DAG of operator calls over tensors of broadcasting shapes;
+    earlier values are reused freely, so subexpressions are shared.  Depending
+    on ``features``: ``"let"`` binds values to (sometimes annotated) let
+    variables; ``"if"`` adds conditionals whose condition is a boolean scalar
+    (a comparison of scalars, reduced if a reduction operator exists) and whose
+    branches compute values of one type; ``"tuple"`` adds tuples and
+    projections (operators that return tuples, such as ``split``, add them
+    too); ``"fn"`` adds local functions (closures, sometimes capturing outer
+    values) bound by lets and called, and now and then a function called in
+    place; ``"ref"`` adds RefCreate / RefWrite / RefRead, always let-bound so
+    that the order of effects is fixed; ``"global"`` (modules only) adds global
+    functions that call each other.  Parameters always carry type
+    annotations; let variables and return types do sometimes.
+
+Operator mix
+    Each operator is used according to an :class:`OpUse`: its name and its
+    *kind*, the shape of its use (``"binary"`` broadcasting, ``"unary"``
+    elementwise, ``"compare"``, ``"reduce"``, ``"concatenate"``, ...), which
+    decides how arguments are chosen and what the result type is.
+    :data:`DEFAULT_OP_USES` describes the standard operator set with Relay's
+    attribute names; uses whose operator is not registered (or whose
+    attributes its schema lacks) are dropped, so the table can name operators
+    that do not exist yet.  Pass ``ops=`` a list of names or of OpUse to
+    choose a mix; a new kind of use means a new ``_kind_*`` builder below.
+
+Numerics
+    Operators with a restricted domain (divide's divisor, log's argument, ...)
+    get their guarded argument as ``v * v + 1``, so random inputs rarely lead
+    to infinities or NaNs; long chains may still overflow.  Constants are
+    random normal, or all zeros, ones or twos (so that simplifications such as
+    ``x * 1`` have something to find).
+
+Every name in a program is unique (``%p0``, ``%x3``, ``%f1``, ...), every
+variable is bound once, and ``relay.analysis.well_formed`` holds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ..errors import RelayPassError
+from ..ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from ..ir.module import IRModule
+from ..ir.op import Op, make_call
+from ..ir.types import FuncType, RefType, TensorType, TupleType, Type
+from .inputs import random_inputs
+
+__all__ = [
+    "DEFAULT_FEATURES", "DEFAULT_OP_USES", "FEATURES", "KINDS", "OpUse", "available_op_uses",
+    "modules", "programs", "random_inputs",
+]
+
+FEATURES = frozenset({"let", "if", "tuple", "fn", "ref", "global"})
+"""Every construct a generated program may contain besides operator calls."""
+
+DEFAULT_FEATURES = frozenset({"let", "if", "tuple", "fn", "global"})
+"""The features used when none are given: all but references."""
+
+FLOATS = ("float16", "float32", "float64")
+
+
+@dataclass(frozen=True)
+class OpUse:
+    """How the generator uses one operator.
+
+    ``kind`` names the shape of use (a key of :data:`KINDS`); ``attrs`` are
+    fixed attribute values passed with every call (``clip``'s bounds);
+    ``weight`` is the relative frequency; ``guard`` lists argument positions
+    that must stay in the operator's domain (they get ``v * v + 1``);
+    ``dtypes`` restricts the input dtypes (None: any numeric dtype).
+    """
+
+    name: str
+    kind: str
+    attrs: tuple[tuple[str, object], ...] = ()
+    weight: int = 1
+    guard: tuple[int, ...] = ()
+    dtypes: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown kind of use {self.kind!r}; known: {', '.join(sorted(KINDS))}")
+        if isinstance(self.attrs, Mapping):
+            object.__setattr__(self, "attrs", tuple(self.attrs.items()))
+
+
+# kind -> (attribute names the generator must be able to pass, names passed only if the schema has them)
+KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "unary": ((), ()),
+    "binary": ((), ()),
+    "compare": ((), ()),
+    "cast": (("dtype",), ()),
+    "reduce": (("axis", "keepdims"), ()),
+    "axis_unary": (("axis",), ()),
+    "transpose": (("axes",), ()),
+    "expand_dims": (("axis",), ("num_newaxis",)),
+    "squeeze": (("axis",), ()),
+    "reshape": (("newshape",), ()),
+    "concatenate": (("axis",), ()),
+    "stack": (("axis",), ()),
+    "split": (("indices_or_sections", "axis"), ()),
+    "where": ((), ()),
+    "dense": ((), ("units",)),
+    "batch_matmul": ((), ("transpose_a", "transpose_b")),
+    "bias_add": (("axis",), ()),
+    "batch_norm": (("axis",), ()),
+    "dropout": (("rate",), ()),
+    "conv2d": (("padding",), ("strides", "dilation", "channels", "kernel_size")),
+    "pool2d": (("pool_size",), ("strides", "padding")),
+    "global_pool2d": ((), ()),
+    "batch_flatten": ((), ()),
+    "arg_reduce": (("axis", "keepdims"), ()),
+    "layer_norm": (("axis",), ()),
+    "prelu": (("axis",), ()),
+    "repeat": (("repeats", "axis"), ()),
+    "tile": (("reps",), ()),
+    "strided_slice": (("begin", "end"), ("strides",)),
+    "broadcast_to": (("shape",), ()),
+    "pad": (("pad_width",), ()),
+    "take": (("axis",), ("mode",)),
+    "matmul": ((), ("transpose_a", "transpose_b")),
+    "adaptive_pool2d": (("output_size",), ()),
+    "upsampling": (("scale_h", "scale_w"), ()),
+    "shape_of": ((), ("dtype",)),
+    "fill": (("shape",), ("dtype",)),
+    "full_like": ((), ()),
+}
+"""The kinds of use the generator knows, with the attributes each passes."""
+
+
+def _u(name: str, kind: str, **kw: object) -> OpUse:
+    return OpUse(name, kind, **kw)  # type: ignore[arg-type]
+
+
+DEFAULT_OP_USES: tuple[OpUse, ...] = (
+    _u("add", "binary", weight=4),
+    _u("subtract", "binary", weight=3),
+    _u("multiply", "binary", weight=4),
+    _u("divide", "binary", weight=2, guard=(1,)),
+    _u("maximum", "binary"),
+    _u("minimum", "binary"),
+    _u("power", "binary", guard=(0,), dtypes=FLOATS),
+    _u("logical_and", "binary", dtypes=("bool",)),
+    _u("logical_or", "binary", dtypes=("bool",)),
+    _u("less", "compare"),
+    _u("less_equal", "compare"),
+    _u("greater", "compare"),
+    _u("greater_equal", "compare"),
+    _u("equal", "compare"),
+    _u("not_equal", "compare"),
+    _u("negative", "unary", weight=2),
+    _u("nn.relu", "unary", weight=3),
+    _u("exp", "unary", dtypes=FLOATS),
+    _u("log", "unary", guard=(0,), dtypes=FLOATS),
+    _u("sqrt", "unary", guard=(0,), dtypes=FLOATS),
+    _u("rsqrt", "unary", guard=(0,), dtypes=FLOATS),
+    _u("sigmoid", "unary", dtypes=FLOATS),
+    _u("tanh", "unary", dtypes=FLOATS),
+    _u("abs", "unary"),
+    _u("floor", "unary", dtypes=FLOATS),
+    _u("ceil", "unary", dtypes=FLOATS),
+    _u("round", "unary", dtypes=FLOATS),
+    _u("sign", "unary"),
+    _u("erf", "unary", dtypes=FLOATS),
+    _u("copy", "unary"),
+    _u("zeros_like", "unary"),
+    _u("ones_like", "unary"),
+    _u("logical_not", "unary", dtypes=("bool",)),
+    _u("clip", "unary", attrs={"a_min": -1.0, "a_max": 1.0}),
+    _u("nn.leaky_relu", "unary", attrs={"alpha": 0.1}, dtypes=FLOATS),
+    _u("cast", "cast"),
+    _u("sum", "reduce"),
+    _u("mean", "reduce", dtypes=FLOATS),
+    _u("max", "reduce"),
+    _u("min", "reduce"),
+    _u("prod", "reduce"),
+    _u("nn.softmax", "axis_unary", dtypes=FLOATS),
+    _u("nn.log_softmax", "axis_unary", dtypes=FLOATS),
+    _u("transpose", "transpose"),
+    _u("expand_dims", "expand_dims"),
+    _u("squeeze", "squeeze"),
+    _u("reshape", "reshape"),
+    _u("concatenate", "concatenate", weight=2),
+    _u("stack", "stack"),
+    _u("split", "split"),
+    _u("where", "where"),
+    _u("nn.dense", "dense", weight=2),
+    _u("nn.batch_matmul", "batch_matmul"),
+    _u("nn.bias_add", "bias_add"),
+    _u("nn.batch_norm", "batch_norm", dtypes=FLOATS),
+    _u("nn.dropout", "dropout", dtypes=FLOATS),
+    _u("nn.conv2d", "conv2d", weight=2, dtypes=FLOATS),
+    _u("nn.max_pool2d", "pool2d", dtypes=FLOATS),
+    _u("nn.avg_pool2d", "pool2d", dtypes=FLOATS),
+    _u("nn.global_avg_pool2d", "global_pool2d", dtypes=FLOATS),
+    _u("nn.global_max_pool2d", "global_pool2d", dtypes=FLOATS),
+    _u("nn.batch_flatten", "batch_flatten"),
+    _u("floor_divide", "binary", guard=(1,)),
+    _u("floor_mod", "binary", guard=(1,)),
+    _u("trunc", "unary", dtypes=FLOATS),
+    _u("argmax", "arg_reduce"),
+    _u("argmin", "arg_reduce"),
+    _u("nn.layer_norm", "layer_norm", dtypes=FLOATS),
+    _u("nn.prelu", "prelu", dtypes=FLOATS),
+    _u("reverse", "axis_unary"),
+    _u("repeat", "repeat"),
+    _u("tile", "tile"),
+    _u("strided_slice", "strided_slice"),
+    _u("broadcast_to", "broadcast_to"),
+    _u("nn.pad", "pad"),
+    _u("take", "take"),
+    _u("nn.matmul", "matmul"),
+    _u("nn.adaptive_avg_pool2d", "adaptive_pool2d", dtypes=FLOATS),
+    _u("nn.upsampling", "upsampling", dtypes=FLOATS),
+    _u("shape_of", "shape_of"),
+    _u("zeros", "fill"),
+    _u("ones", "fill"),
+    _u("full_like", "full_like"),
+)
+"""The standard operator set as the generator uses it (missing operators are skipped)."""
+
+
+def _registered(name: str) -> Op | None:
+    try:
+        return Op.get(name)
+    except RelayPassError:
+        return None
+
+
+def _usable(use: OpUse, dtype: str) -> bool:
+    op = _registered(use.name)
+    if op is None:
+        return False
+    required, _optional = KINDS[use.kind]
+    names = set(required) | {k for k, _ in use.attrs}
+    if names:
+        schema = op.attrs_schema
+        if schema is None or not names <= set(schema.fields):
+            return False
+    if use.guard and (_registered("add") is None or _registered("multiply") is None):
+        return False
+    if use.dtypes is not None and dtype not in use.dtypes and "bool" not in use.dtypes:
+        return False
+    return True
+
+
+def available_op_uses(
+    ops: Iterable[str | OpUse] | None = None, dtype: str = "float32"
+) -> tuple[OpUse, ...]:
+    """The uses of ``ops`` (names or OpUse; None: the defaults) that can be generated now.
+
+    A name is looked up in :data:`DEFAULT_OP_USES` (all its uses); an operator
+    that is not registered, or does not take the attributes its kind passes,
+    or does not accept ``dtype``, is left out.
+    """
+    if ops is None:
+        wanted: list[OpUse] = list(DEFAULT_OP_USES)
+    else:
+        wanted = []
+        for item in ops:
+            if isinstance(item, OpUse):
+                wanted.append(item)
+                continue
+            matches = [u for u in DEFAULT_OP_USES if u.name == item]
+            if not matches:
+                raise ValueError(
+                    f"no default use is known for operator {item!r}; pass an OpUse(name, kind) "
+                    f"with one of the kinds {', '.join(sorted(KINDS))}"
+                )
+            wanted.extend(matches)
+    return tuple(u for u in wanted if _usable(u, dtype))
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """Numpy broadcasting of two static shapes, or None when they do not broadcast."""
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
+def _fits_into(small: Sequence[int], big: Sequence[int]) -> bool:
+    """True when ``small`` broadcasts to exactly ``big``."""
+    return _broadcast(small, big) == tuple(big)
+
+
+def _axis_list(axis: object, ndim: int) -> list[int]:
+    items = axis if isinstance(axis, (list, tuple)) else [axis]
+    return sorted(a + ndim if a < 0 else a for a in items)  # type: ignore[operator]
+
+
+# --------------------------------------------------------------------------- generator
+
+_Entry = tuple[Expr, Type]
+
+
+class _Scope:
+    """One block under construction: the values it can use, its let bindings, its function's params."""
+
+    __slots__ = ("pool", "bindings", "params", "depth")
+
+    def __init__(self, pool: list[_Entry], params: list[Var], depth: int) -> None:
+        self.pool = pool
+        self.bindings: list[tuple[Var, Expr]] = []
+        self.params = params
+        self.depth = depth
+
+    def wrap(self, result: Expr) -> Expr:
+        body = result
+        for var, value in reversed(self.bindings):
+            body = Let(var, value, body)
+        return body
+
+
+class _Config:
+    __slots__ = (
+        "uses", "features", "dtype", "max_rank", "max_dim", "max_depth", "size", "num_functions",
+        "by_kind",
+    )
+
+    def __init__(
+        self,
+        size: int | tuple[int, int],
+        ops: Iterable[str | OpUse] | None,
+        features: Iterable[str] | None,
+        dtype: str,
+        max_rank: int,
+        max_dim: int,
+        max_depth: int,
+        num_functions: int | tuple[int, int] = 1,
+    ) -> None:
+        lo, hi = (size, size) if isinstance(size, int) else size
+        if not 1 <= lo <= hi:
+            raise ValueError(f"size must be a positive int or a (min, max) pair, got {size!r}")
+        self.size = (lo, hi)
+        flo, fhi = (num_functions, num_functions) if isinstance(num_functions, int) else num_functions
+        if not 1 <= flo <= fhi:
+            raise ValueError(f"num_functions must be at least 1, got {num_functions!r}")
+        self.num_functions = (flo, fhi)
+        feats = DEFAULT_FEATURES if features is None else frozenset(features)
+        unknown = feats - FEATURES
+        if unknown:
+            raise ValueError(
+                f"unknown feature(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(FEATURES))}"
+            )
+        self.features = feats
+        self.dtype = str(np.dtype(dtype))
+        if max_rank < 1 or max_dim < 1:
+            raise ValueError("max_rank and max_dim must be at least 1")
+        self.max_rank = max_rank
+        self.max_dim = max_dim
+        self.max_depth = max_depth
+        uses = available_op_uses(ops, self.dtype)
+        if not any(u.kind in ("binary", "unary") and _input_dtype(u, self.dtype) == self.dtype
+                   for u in uses):
+            raise ValueError(
+                "the operator mix needs at least one registered binary or unary operator on "
+                f"{self.dtype}; usable: {', '.join(u.name for u in uses) or 'none'}"
+            )
+        weighted: list[OpUse] = []
+        for u in uses:
+            weighted.extend([u] * max(1, u.weight))
+        self.uses = tuple(weighted)
+        by_kind: dict[str, list[OpUse]] = {}
+        for u in uses:
+            by_kind.setdefault(u.kind, []).append(u)
+        self.by_kind = by_kind
+
+
+def _input_dtype(use: OpUse, dtype: str) -> str:
+    if use.dtypes is None or dtype in use.dtypes:
+        return dtype
+    return use.dtypes[0]
+
+
+class _Generator:
+    """Draws one program; every choice goes through ``draw`` so hypothesis can shrink it."""
+
+    def __init__(self, draw: st.DrawFn, cfg: _Config) -> None:
+        self.draw = draw
+        self.cfg = cfg
+        self.counters: dict[str, int] = {}
+        self.budget = 0
+
+    # --- choices ----------------------------------------------------------
+    def integer(self, lo: int, hi: int) -> int:
+        return lo if hi <= lo else self.draw(st.integers(lo, hi))
+
+    def chance(self, percent: int) -> bool:
+        """True with about ``percent`` % probability; shrinks towards False."""
+        return self.draw(st.integers(0, 99)) >= 100 - percent
+
+    def pick(self, items: Sequence[_Entry]) -> _Entry:
+        """One of ``items``, favouring (and shrinking towards) the most recent."""
+        return items[len(items) - 1 - self.integer(0, len(items) - 1)]
+
+    def name(self, prefix: str) -> str:
+        n = self.counters.get(prefix, 0)
+        self.counters[prefix] = n + 1
+        return f"{prefix}{n}"
+
+    # --- types and leaves -------------------------------------------------
+    def shape(self, min_rank: int = 0, max_rank: int | None = None, min_dim: int = 1) -> tuple[int, ...]:
+        rank = self.integer(min_rank, self.cfg.max_rank if max_rank is None else max_rank)
+        return tuple(self.integer(min_dim, max(min_dim, self.cfg.max_dim)) for _ in range(rank))
+
+    def array(self, ty: TensorType, positive: bool = False) -> np.ndarray:
+        shape = ty.concrete_shape
+        dtype = np.dtype(ty.dtype)
+        mode = self.integer(0, 5)
+        if dtype == np.bool_:
+            return np.full(shape, mode % 2 == 0) if mode >= 4 else (
+                np.random.default_rng(self.integer(0, 2**16)).random(shape) < 0.5)
+        if mode == 3 and not positive:
+            return np.zeros(shape, dtype)
+        if mode == 4:
+            return np.ones(shape, dtype)
+        if mode == 5:
+            return np.full(shape, 2, dtype)
+        rng = np.random.default_rng(self.integer(0, 2**16))
+        if np.issubdtype(dtype, np.integer):
+            data = rng.integers(1 if positive else -5, 6, size=shape)
+        else:
+            data = rng.standard_normal(shape)
+            if positive:
+                data = np.abs(data) + 0.5
+        return np.asarray(data, dtype=dtype)
+
+    def leaf(self, scope: _Scope, ty: TensorType, positive: bool = False) -> _Entry:
+        """A new parameter of the enclosing function or a new constant, of type ``ty``."""
+        if not positive and self.chance(50):
+            var: Expr = Var(self.name("p"), ty)
+            scope.params.append(var)  # type: ignore[arg-type]
+        else:
+            var = Constant(self.array(ty, positive))
+        entry = (var, ty)
+        scope.pool.append(entry)
+        return entry
+
+    def operand(
+        self, scope: _Scope, dtype: str, pred=None, make=None, fresh_percent: int = 20
+    ) -> _Entry:
+        """A tensor value of ``dtype`` satisfying ``pred``: reused from the pool, or a new leaf."""
+        cands = [
+            e for e in scope.pool
+            if type(e[1]) is TensorType and e[1].dtype == dtype and (pred is None or pred(e[1].shape))
+        ]
+        if cands and not self.chance(fresh_percent):
+            return self.pick(cands)
+        shape = make() if make is not None else self.shape()
+        return self.leaf(scope, TensorType(shape, dtype))
+
+    def emit(self, scope: _Scope, expr: Expr, ty: Type, bind_percent: int = 40) -> _Entry:
+        """Make ``expr`` available to later steps, let-bound now and then."""
+        if "let" in self.cfg.features and self.chance(bind_percent):
+            var = Var(self.name("x"), ty if self.chance(60) else None)
+            scope.bindings.append((var, expr))
+            entry: _Entry = (var, ty)
+        else:
+            entry = (expr, ty)
+        scope.pool.append(entry)
+        return entry
+
+    def guard(self, expr: Expr, dtype: str) -> Expr:
+        one = Constant(np.ones((), dtype))
+        return Call(Op.get("add"), [Call(Op.get("multiply"), [expr, expr]), one])
+
+    def call_op(self, use: OpUse, args: list[Expr], **attrs: object) -> Expr:
+        """A call of ``use``'s operator, with its fixed attributes and guarded arguments."""
+        op = Op.get(use.name)
+        for i in use.guard:
+            args[i] = self.guard(args[i], _input_dtype(use, self.cfg.dtype))
+        schema = op.attrs_schema
+        values = dict(use.attrs)
+        _required, optional = KINDS[use.kind]
+        for k, v in attrs.items():
+            if k in optional and (schema is None or k not in schema.fields):
+                continue
+            values[k] = v
+        if schema is None:
+            return Call(op, args)
+        return make_call(use.name, args, **values)
+
+    # --- program structure ------------------------------------------------
+    def function(self, globals_: list[_Entry], budget: int, first_call: bool) -> tuple[Function, Type]:
+        params: list[Var] = []
+        scope = _Scope(list(globals_), params, 0)
+        for _ in range(self.integer(1, 3)):
+            self.leaf_param(scope, TensorType(self.shape(), self.cfg.dtype))
+        self.budget = budget
+        if first_call and globals_:
+            self.budget -= 1
+            callee, fty = self.pick(globals_)
+            self.call_function(scope, callee, fty)  # type: ignore[arg-type]
+        self.run(scope)
+        result, rty = self.result(scope)
+        return Function(params, scope.wrap(result), rty if self.chance(50) else None), rty
+
+    def leaf_param(self, scope: _Scope, ty: TensorType) -> _Entry:
+        var = Var(self.name("p"), ty)
+        scope.params.append(var)
+        entry = (var, ty)
+        scope.pool.append(entry)
+        return entry
+
+    def run(self, scope: _Scope, steps: int | None = None) -> None:
+        """Take ``steps`` steps (or until the budget is spent) in ``scope``."""
+        feats = self.cfg.features
+        nested_ok = scope.depth < self.cfg.max_depth
+        done = 0
+        while self.budget > 0 and (steps is None or done < steps):
+            self.budget -= 1
+            done += 1
+            others = []
+            if "if" in feats and nested_ok:
+                others.append(self.step_if)
+            if "fn" in feats and nested_ok:
+                others.append(self.step_fn)
+            if "tuple" in feats:
+                others.append(self.step_tuple)
+            if "ref" in feats:
+                others.append(self.step_ref)
+            if any(type(t) is FuncType for _, t in scope.pool):
+                others.append(self.step_call)
+            if any(type(t) is TupleType and t.fields for _, t in scope.pool):
+                others.append(self.step_getitem)
+            if others and self.integer(0, 9) >= 7:
+                self.draw(st.sampled_from(others))(scope)
+            else:
+                self.step_op(scope)
+
+    def result(self, scope: _Scope) -> tuple[Expr, Type]:
+        """The value a block returns: a recent tensor, or now and then a tuple of two."""
+        cands = [e for e in scope.pool if _is_data(e[1])]
+        if not cands:
+            return self.operand(scope, self.cfg.dtype)
+        first = self.pick(cands)
+        if "tuple" in self.cfg.features and self.chance(20):
+            second = self.pick(cands)
+            return Tuple([first[0], second[0]]), TupleType([first[1], second[1]])
+        return first
+
+    def step_op(self, scope: _Scope) -> None:
+        use = self.draw(st.sampled_from(self.cfg.uses))
+        getattr(self, "_kind_" + use.kind)(scope, use, _input_dtype(use, self.cfg.dtype))
+
+    def step_tuple(self, scope: _Scope) -> None:
+        fields = [self.pick([e for e in scope.pool if _is_data(e[1])] or [self.operand(scope, self.cfg.dtype)])
+                  for _ in range(self.integer(1, 3))]
+        self.emit(scope, Tuple([f[0] for f in fields]), TupleType([f[1] for f in fields]))
+
+    def step_getitem(self, scope: _Scope) -> None:
+        tup, ty = self.pick([e for e in scope.pool if type(e[1]) is TupleType and e[1].fields])
+        self.project(scope, tup, ty)  # type: ignore[arg-type]
+
+    def project(self, scope: _Scope, tup: Expr, ty: TupleType, index: int | None = None) -> _Entry:
+        i = self.integer(0, len(ty.fields) - 1) if index is None else index
+        return self.emit(scope, TupleGetItem(tup, i), ty.fields[i])
+
+    def step_if(self, scope: _Scope) -> None:
+        target, tty = self.operand(scope, self.cfg.dtype)
+        cond = self.condition(scope)
+        branches = []
+        for _ in range(2):
+            child = _Scope(list(scope.pool), scope.params, scope.depth + 1)
+            self.run(child, self.integer(0, 3))
+            branches.append(child.wrap(self.fit(child, tty)))  # type: ignore[arg-type]
+        self.emit(scope, If(cond, branches[0], branches[1]), tty)
+
+    def condition(self, scope: _Scope) -> Expr:
+        """A boolean scalar: a comparison of (reduced) scalars, or a boolean value."""
+        bools = [e for e in scope.pool if e[1] == TensorType((), "bool")]
+        compares = self.cfg.by_kind.get("compare")
+        if bools and self.chance(30) or not compares:
+            if bools:
+                return self.pick(bools)[0]
+            return self.leaf(scope, TensorType((), "bool"))[0]
+        dtype = self.cfg.dtype
+        reduces = [u for u in self.cfg.by_kind.get("reduce", ()) if _input_dtype(u, dtype) == dtype]
+        if reduces and self.chance(60):
+            x, _ = self.operand(scope, dtype)
+            lhs = self.call_op(self.draw(st.sampled_from(reduces)), [x], axis=None, keepdims=False)
+        else:
+            lhs = self.operand(scope, dtype, pred=lambda s: s == (), make=tuple)[0]
+        rhs = self.operand(scope, dtype, pred=lambda s: s == (), make=tuple)[0]
+        return self.call_op(self.draw(st.sampled_from(compares)), [lhs, rhs])
+
+    def fit(self, scope: _Scope, ty: TensorType) -> Expr:
+        """A value of exactly ``ty`` for a branch to return, combined with a branch value now and then."""
+        value, _ = self.operand(scope, ty.dtype, pred=lambda s: s == ty.shape, make=lambda: ty.shape)
+        binaries = [u for u in self.cfg.by_kind.get("binary", ()) if _input_dtype(u, ty.dtype) == ty.dtype]
+        if binaries and self.chance(60):
+            other, _ = self.operand(
+                scope, ty.dtype, pred=lambda s: _fits_into(s, ty.shape),
+                make=lambda: self.into_shape(ty.shape),
+            )
+            value = self.call_op(self.draw(st.sampled_from(binaries)), [value, other])
+        return value
+
+    def step_fn(self, scope: _Scope) -> None:
+        capture = self.chance(40)
+        params: list[Var] = []
+        child = _Scope(list(scope.pool) if capture else [], params, scope.depth + 1)
+        data = [e for e in scope.pool if type(e[1]) is TensorType]
+        for _ in range(self.integer(1, 2)):
+            ty = self.pick(data)[1] if data and self.chance(70) else TensorType(self.shape(), self.cfg.dtype)
+            var = Var(self.name("a"), ty)
+            params.append(var)
+            child.pool.append((var, ty))
+        self.run(child, self.integer(1, 3))
+        result, rty = self.result(child)
+        fty = FuncType([p.type_annotation for p in params], rty)  # type: ignore[misc]
+        fn = Function(params, child.wrap(result), rty if self.chance(50) else None)
+        if self.chance(20):
+            self.call_function(scope, fn, fty)
+            return
+        fvar = Var(self.name("f"), fty if self.chance(50) else None)
+        scope.bindings.append((fvar, fn))
+        scope.pool.append((fvar, fty))
+        self.call_function(scope, fvar, fty)
+
+    def step_call(self, scope: _Scope) -> None:
+        callee, fty = self.pick([e for e in scope.pool if type(e[1]) is FuncType])
+        self.call_function(scope, callee, fty)  # type: ignore[arg-type]
+
+    def call_function(self, scope: _Scope, callee: Expr, fty: FuncType) -> None:
+        args = []
+        for aty in fty.arg_types:
+            assert isinstance(aty, TensorType)
+            args.append(self.operand(scope, aty.dtype, pred=lambda s, a=aty: s == a.shape,
+                                     make=lambda a=aty: a.shape)[0])
+        self.emit(scope, Call(callee, args), fty.ret_type)
+
+    def step_ref(self, scope: _Scope) -> None:
+        refs = [e for e in scope.pool if type(e[1]) is RefType]
+        if refs and self.chance(50):
+            ref, rty = self.pick(refs)
+            vty = rty.value  # type: ignore[attr-defined]
+        else:
+            value, vty = self.operand(scope, self.cfg.dtype)
+            rty = RefType(vty)
+            ref = Var(self.name("r"), rty if self.chance(50) else None)
+            scope.bindings.append((ref, RefCreate(value)))
+            scope.pool.append((ref, rty))
+        if self.chance(60):
+            new, _ = self.operand(scope, vty.dtype, pred=lambda s: s == vty.shape, make=lambda: vty.shape)
+            unit = TupleType([])
+            scope.bindings.append((Var(self.name("w"), unit if self.chance(50) else None), RefWrite(ref, new)))
+        read = Var(self.name("v"), vty if self.chance(50) else None)
+        scope.bindings.append((read, RefRead(ref)))
+        scope.pool.append((read, vty))
+
+    # --- shapes -----------------------------------------------------------
+    def into_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """A shape that broadcasts to exactly ``shape``."""
+        keep = self.integer(0, len(shape))
+        tail = shape[len(shape) - keep:]
+        return tuple(d if self.chance(70) else 1 for d in tail)
+
+    def compatible_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """A shape that broadcasts with ``shape`` (possibly widening it) within the rank limit."""
+        keep = self.integer(0, len(shape))
+        tail = shape[len(shape) - keep:]
+        out = []
+        for d in tail:
+            if d == 1:
+                out.append(self.integer(1, self.cfg.max_dim))
+            else:
+                out.append(d if self.chance(70) else 1)
+        if keep == len(shape):
+            extra = self.integer(0, self.cfg.max_rank - len(shape))
+            out = [self.integer(1, self.cfg.max_dim) for _ in range(extra)] + out
+        return tuple(out)
+
+    # --- kinds of use -----------------------------------------------------
+    def _kind_unary(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        self.emit(scope, self.call_op(use, [x]), ty)
+
+    def _binary_args(self, scope: _Scope, dtype: str) -> tuple[Expr, Expr, tuple[int, ...]]:
+        x, xt = self.operand(scope, dtype)
+        shape = xt.shape  # type: ignore[attr-defined]
+        y, yt = self.operand(
+            scope, dtype, pred=lambda s: _broadcast(s, shape) is not None,
+            make=lambda: self.compatible_shape(shape),
+        )
+        if self.chance(30):
+            x, y, xt, yt = y, x, yt, xt
+        return x, y, _broadcast(xt.shape, yt.shape)  # type: ignore[attr-defined,return-value]
+
+    def _kind_binary(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, y, shape = self._binary_args(scope, dtype)
+        self.emit(scope, self.call_op(use, [x, y]), TensorType(shape, dtype))
+
+    def _kind_compare(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, y, shape = self._binary_args(scope, dtype)
+        self.emit(scope, self.call_op(use, [x, y]), TensorType(shape, "bool"))
+
+    def _kind_cast(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        others = [e for e in scope.pool if type(e[1]) is TensorType and e[1].dtype != dtype]
+        x, ty = self.pick(others) if others and self.chance(80) else self.operand(scope, dtype)
+        out = TensorType(ty.shape, dtype)  # type: ignore[attr-defined]
+        self.emit(scope, self.call_op(use, [x], dtype=dtype), out)
+
+    def _kind_reduce(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        shape = ty.shape  # type: ignore[attr-defined]
+        keepdims = self.chance(30)
+        if not shape or self.chance(30):
+            axis: object = None
+            axes = list(range(len(shape)))
+        else:
+            axes = sorted({self.integer(0, len(shape) - 1) for _ in range(self.integer(1, len(shape)))})
+            axis = [a - len(shape) if self.chance(20) else a for a in axes]
+        out = [1 if i in axes else d for i, d in enumerate(shape)] if keepdims else [
+            d for i, d in enumerate(shape) if i not in axes]
+        self.emit(scope, self.call_op(use, [x], axis=axis, keepdims=keepdims), TensorType(out, dtype))
+
+    def _kind_axis_unary(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        n = len(ty.shape)  # type: ignore[attr-defined]
+        self.emit(scope, self.call_op(use, [x], axis=self.integer(-n, n - 1)), ty)
+
+    def _kind_transpose(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 2, make=lambda: self.shape(2))
+        shape = ty.shape  # type: ignore[attr-defined]
+        if self.chance(30):
+            axes: object = None
+            perm = list(range(len(shape)))[::-1]
+        else:
+            perm = list(self.draw(st.permutations(range(len(shape)))))
+            axes = perm
+        self.emit(scope, self.call_op(use, [x], axes=axes), TensorType([shape[p] for p in perm], dtype))
+
+    def _kind_expand_dims(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) < self.cfg.max_rank,
+                             make=lambda: self.shape(0, self.cfg.max_rank - 1))
+        shape = list(ty.shape)  # type: ignore[attr-defined]
+        axis = self.integer(-len(shape) - 1, len(shape))
+        pos = axis + len(shape) + 1 if axis < 0 else axis
+        out = shape[:pos] + [1] + shape[pos:]
+        self.emit(scope, self.call_op(use, [x], axis=axis, num_newaxis=1), TensorType(out, dtype))
+
+    def _kind_squeeze(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        def make() -> tuple[int, ...]:
+            s = list(self.shape(1))
+            s[self.integer(0, len(s) - 1)] = 1
+            return tuple(s)
+
+        x, ty = self.operand(scope, dtype, pred=lambda s: 1 in s, make=make)
+        shape = ty.shape  # type: ignore[attr-defined]
+        ones = [i for i, d in enumerate(shape) if d == 1]
+        if self.chance(30):
+            axis: object = None
+            drop = ones
+        else:
+            drop = sorted({ones[self.integer(0, len(ones) - 1)] for _ in range(self.integer(1, len(ones)))})
+            axis = drop
+        out = [d for i, d in enumerate(shape) if i not in drop]
+        self.emit(scope, self.call_op(use, [x], axis=axis), TensorType(out, dtype))
+
+    def _kind_reshape(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        size = math.prod(ty.shape)  # type: ignore[attr-defined]
+        factors = _prime_factors(size)
+        rank = self.integer(1, self.cfg.max_rank)
+        dims = [1] * rank
+        for f in factors:
+            dims[self.integer(0, rank - 1)] *= f
+        self.emit(scope, self.call_op(use, [x], newshape=dims), TensorType(dims, dtype))
+
+    def _fields_along(self, scope: _Scope, dtype: str, shape: Sequence[int], axis: int | None) -> list[_Entry]:
+        """One to two more tensors equal to ``shape`` except (when ``axis`` is given) along ``axis``."""
+        def same(s: tuple[int, ...]) -> bool:
+            return len(s) == len(shape) and all(
+                i == axis or a == b for i, (a, b) in enumerate(zip(s, shape)))
+
+        def make() -> tuple[int, ...]:
+            s = list(shape)
+            if axis is not None:
+                s[axis] = self.integer(1, self.cfg.max_dim)
+            return tuple(s)
+
+        return [self.operand(scope, dtype, pred=same, make=make) for _ in range(self.integer(1, 2))]
+
+    def _kind_concatenate(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        axis = self.integer(0, len(shape) - 1)
+        fields = [(x, ty), *self._fields_along(scope, dtype, shape, axis)]
+        out = list(shape)
+        out[axis] = sum(f[1].shape[axis] for f in fields)  # type: ignore[attr-defined]
+        attr_axis = axis - len(shape) if self.chance(20) else axis
+        tup = Tuple([f[0] for f in fields])
+        self.emit(scope, self.call_op(use, [tup], axis=attr_axis), TensorType(out, dtype))
+
+    def _kind_stack(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) < self.cfg.max_rank,
+                             make=lambda: self.shape(0, self.cfg.max_rank - 1))
+        shape = list(ty.shape)  # type: ignore[attr-defined]
+        fields = [(x, ty), *self._fields_along(scope, dtype, shape, None)]
+        axis = self.integer(0, len(shape))
+        out = shape[:axis] + [len(fields)] + shape[axis:]
+        self.emit(scope, self.call_op(use, [Tuple([f[0] for f in fields])], axis=axis),
+                  TensorType(out, dtype))
+
+    def _kind_split(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        axis = self.integer(0, len(shape) - 1)
+        divisors = [d for d in range(1, shape[axis] + 1) if shape[axis] % d == 0]
+        sections = divisors[self.integer(0, len(divisors) - 1)]
+        piece = list(shape)
+        piece[axis] = shape[axis] // sections
+        tty = TupleType([TensorType(piece, dtype)] * sections)
+        tup, _ = self.emit(scope, self.call_op(use, [x], indices_or_sections=sections, axis=axis), tty)
+        self.project(scope, tup, tty)
+
+    def _kind_where(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        shape = ty.shape  # type: ignore[attr-defined]
+        cond, _ = self.operand(scope, "bool", pred=lambda s: _fits_into(s, shape),
+                               make=lambda: self.into_shape(shape))
+        y, _ = self.operand(scope, dtype, pred=lambda s: _fits_into(s, shape),
+                            make=lambda: self.into_shape(shape))
+        if self.chance(50):
+            x, y = y, x
+        self.emit(scope, self.call_op(use, [cond, x, y]), TensorType(shape, dtype))
+
+    def _kind_dense(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        units = self.integer(1, self.cfg.max_dim)
+        w, _ = self.operand(scope, dtype, pred=lambda s: s == (units, shape[-1]),
+                            make=lambda: (units, shape[-1]))
+        out = TensorType((*shape[:-1], units), dtype)
+        self.emit(scope, self.call_op(use, [x, w], units=units), out)
+
+    def _kind_batch_matmul(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) == 3, make=lambda: self.shape(3, 3))
+        b, m, k = ty.shape  # type: ignore[attr-defined]
+        n = self.integer(1, self.cfg.max_dim)
+        y, _ = self.operand(scope, dtype, pred=lambda s: s == (b, n, k), make=lambda: (b, n, k))
+        self.emit(scope, self.call_op(use, [x, y], transpose_a=False, transpose_b=True),
+                  TensorType((b, m, n), dtype))
+
+    def _kind_bias_add(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 2, make=lambda: self.shape(2))
+        shape = ty.shape  # type: ignore[attr-defined]
+        axis = 1 if self.chance(70) else -1
+        c = shape[axis]
+        bias, _ = self.operand(scope, dtype, pred=lambda s: s == (c,), make=lambda: (c,))
+        self.emit(scope, self.call_op(use, [x, bias], axis=axis), ty)
+
+    def _kind_batch_norm(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 2, make=lambda: self.shape(2))
+        shape = ty.shape  # type: ignore[attr-defined]
+        c = shape[1]
+        vec = TensorType((c,), dtype)
+        gamma, beta, mean = (self.operand(scope, dtype, pred=lambda s: s == (c,), make=lambda: (c,))[0]
+                             for _ in range(3))
+        var = Constant(self.array(vec, positive=True))
+        out = TupleType([ty, vec, vec])
+        tup, _ = self.emit(scope, self.call_op(use, [x, gamma, beta, mean, var], axis=1), out)
+        self.project(scope, tup, out, 0)
+
+    def _kind_dropout(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        out = TupleType([ty, ty])
+        tup, _ = self.emit(scope, self.call_op(use, [x], rate=0.5), out)
+        self.project(scope, tup, out, 0)
+
+    def _image(self, scope: _Scope, dtype: str, min_hw: int) -> _Entry:
+        def make() -> tuple[int, ...]:
+            return (self.integer(1, 2), self.integer(1, self.cfg.max_dim),
+                    self.integer(min_hw, min_hw + 3), self.integer(min_hw, min_hw + 3))
+
+        return self.operand(scope, dtype, pred=lambda s: len(s) == 4 and min(s[2:]) >= min_hw, make=make)
+
+    def _kind_conv2d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self._image(scope, dtype, 1)
+        n, c, h, w = ty.shape  # type: ignore[attr-defined]
+        pad = self.integer(0, 1)
+        kh, kw = self.integer(1, min(3, h + 2 * pad)), self.integer(1, min(3, w + 2 * pad))
+        o = self.integer(1, self.cfg.max_dim)
+        weight, _ = self.operand(scope, dtype, pred=lambda s: s == (o, c, kh, kw), make=lambda: (o, c, kh, kw))
+        out = TensorType((n, o, h + 2 * pad - kh + 1, w + 2 * pad - kw + 1), dtype)
+        call = self.call_op(use, [x, weight], padding=(pad, pad), strides=(1, 1), dilation=(1, 1),
+                            channels=o, kernel_size=(kh, kw))
+        self.emit(scope, call, out)
+
+    def _kind_pool2d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self._image(scope, dtype, 1)
+        n, c, h, w = ty.shape  # type: ignore[attr-defined]
+        ph, pw = self.integer(1, min(3, h)), self.integer(1, min(3, w))
+        out = TensorType((n, c, h - ph + 1, w - pw + 1), dtype)
+        self.emit(scope, self.call_op(use, [x], pool_size=(ph, pw), strides=(1, 1), padding=(0, 0)), out)
+
+    def _kind_global_pool2d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self._image(scope, dtype, 1)
+        n, c, _, _ = ty.shape  # type: ignore[attr-defined]
+        self.emit(scope, self.call_op(use, [x]), TensorType((n, c, 1, 1), dtype))
+
+    def _kind_batch_flatten(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 2, make=lambda: self.shape(2))
+        shape = ty.shape  # type: ignore[attr-defined]
+        self.emit(scope, self.call_op(use, [x]), TensorType((shape[0], math.prod(shape[1:])), dtype))
+
+    def _kind_arg_reduce(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        axis = self.integer(0, len(shape) - 1)
+        keepdims = self.chance(30)
+        out = [1 if i == axis else d for i, d in enumerate(shape)] if keepdims else [
+            d for i, d in enumerate(shape) if i != axis]
+        self.emit(scope, self.call_op(use, [x], axis=[axis], keepdims=keepdims), TensorType(out, "int32"))
+
+    def _per_channel(self, scope: _Scope, dtype: str, c: int) -> Expr:
+        return self.operand(scope, dtype, pred=lambda s: s == (c,), make=lambda: (c,))[0]
+
+    def _kind_layer_norm(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        axis = -1 if self.chance(70) else self.integer(0, len(shape) - 1)
+        c = shape[axis]
+        args = [x, self._per_channel(scope, dtype, c), self._per_channel(scope, dtype, c)]
+        self.emit(scope, self.call_op(use, args, axis=axis), ty)
+
+    def _kind_prelu(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 2, make=lambda: self.shape(2))
+        c = ty.shape[1]  # type: ignore[attr-defined]
+        self.emit(scope, self.call_op(use, [x, self._per_channel(scope, dtype, c)], axis=1), ty)
+
+    def _kind_repeat(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = list(ty.shape)  # type: ignore[attr-defined]
+        axis = self.integer(0, len(shape) - 1)
+        repeats = self.integer(1, 3)
+        shape[axis] *= repeats
+        self.emit(scope, self.call_op(use, [x], repeats=repeats, axis=axis), TensorType(shape, dtype))
+
+    def _kind_tile(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        reps = [self.integer(1, 2) for _ in range(self.integer(1, len(shape)))]
+        padded = (1,) * (len(shape) - len(reps)) + tuple(reps)
+        out = [d * r for d, r in zip(shape, padded)]
+        self.emit(scope, self.call_op(use, [x], reps=reps), TensorType(out, dtype))
+
+    def _kind_strided_slice(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        begin, end = [], []
+        for d in shape:
+            b = self.integer(0, d - 1)
+            begin.append(b)
+            end.append(self.integer(b + 1, d))
+        out = [e - b for b, e in zip(begin, end)]
+        call = self.call_op(use, [x], begin=begin, end=end, strides=[1] * len(shape))
+        self.emit(scope, call, TensorType(out, dtype))
+
+    def _kind_broadcast_to(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        shape = ty.shape  # type: ignore[attr-defined]
+        target = _broadcast(shape, self.compatible_shape(shape))
+        self.emit(scope, self.call_op(use, [x], shape=list(target)), TensorType(target, dtype))  # type: ignore[arg-type]
+
+    def _kind_pad(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        widths = [(self.integer(0, 1), self.integer(0, 1)) for _ in shape]
+        value = self.operand(scope, dtype, pred=lambda s: s == (), make=tuple)[0]
+        out = [d + lo + hi for d, (lo, hi) in zip(shape, widths)]
+        self.emit(scope, self.call_op(use, [x, value], pad_width=widths), TensorType(out, dtype))
+
+    def _kind_take(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        shape = ty.shape  # type: ignore[attr-defined]
+        axis = self.integer(0, len(shape) - 1)
+        ind_shape = self.shape(0, max(0, self.cfg.max_rank - len(shape) + 1))
+        rng = np.random.default_rng(self.integer(0, 2**16))
+        indices = Constant(rng.integers(0, shape[axis], size=ind_shape).astype("int32"))
+        out = (*shape[:axis], *ind_shape, *shape[axis + 1:])
+        self.emit(scope, self.call_op(use, [x, indices], axis=axis, mode="clip"), TensorType(out, dtype))
+
+    def _kind_matmul(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) == 2, make=lambda: self.shape(2, 2))
+        m, k = ty.shape  # type: ignore[attr-defined]
+        n = self.integer(1, self.cfg.max_dim)
+        y, _ = self.operand(scope, dtype, pred=lambda s: s == (k, n), make=lambda: (k, n))
+        self.emit(scope, self.call_op(use, [x, y], transpose_a=False, transpose_b=False),
+                  TensorType((m, n), dtype))
+
+    def _kind_adaptive_pool2d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self._image(scope, dtype, 1)
+        n, c, h, w = ty.shape  # type: ignore[attr-defined]
+        oh, ow = self.integer(1, h), self.integer(1, w)
+        self.emit(scope, self.call_op(use, [x], output_size=(oh, ow)), TensorType((n, c, oh, ow), dtype))
+
+    def _kind_upsampling(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self._image(scope, dtype, 1)
+        n, c, h, w = ty.shape  # type: ignore[attr-defined]
+        sh, sw = self.integer(1, 2), self.integer(1, 2)
+        out = TensorType((n, c, h * sh, w * sw), dtype)
+        self.emit(scope, self.call_op(use, [x], scale_h=float(sh), scale_w=float(sw)), out)
+
+    def _kind_shape_of(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        rank = len(ty.shape)  # type: ignore[attr-defined]
+        self.emit(scope, self.call_op(use, [x], dtype="int32"), TensorType((rank,), "int32"))
+
+    def _kind_fill(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        shape = self.shape()
+        self.emit(scope, self.call_op(use, [], shape=shape, dtype=dtype), TensorType(shape, dtype))
+
+    def _kind_full_like(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        value = self.operand(scope, dtype, pred=lambda s: s == (), make=tuple)[0]
+        self.emit(scope, self.call_op(use, [x, value]), ty)
+
+
+def _is_data(ty: Type) -> bool:
+    """Tensors and tuples of tensors: what a block may return and a tuple may hold."""
+    if type(ty) is TensorType:
+        return True
+    return type(ty) is TupleType and all(type(f) is TensorType for f in ty.fields)
+
+
+def _prime_factors(n: int) -> list[int]:
+    out, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    if n > 1:
+        out.append(n)
+    return out
+
+
+# --------------------------------------------------------------------------- public strategies
+
+
+def _config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions=1) -> _Config:
+    return _Config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions)
+
+
+@st.composite
+def _program(draw: st.DrawFn, cfg: _Config) -> Function:
+    gen = _Generator(draw, cfg)
+    return gen.function([], gen.integer(*cfg.size), first_call=False)[0]
+
+
+@st.composite
+def _module(draw: st.DrawFn, cfg: _Config) -> IRModule:
+    gen = _Generator(draw, cfg)
+    count = gen.integer(*cfg.num_functions) if "global" in cfg.features else 1
+    mod = IRModule()
+    globals_: list[_Entry] = []
+    for i in range(count):
+        is_main = i == count - 1
+        lo, hi = cfg.size
+        budget = gen.integer(lo, hi) if is_main else gen.integer(1, max(1, hi // 2))
+        func, rty = gen.function(globals_, budget, first_call=bool(globals_) and gen.chance(80))
+        gv = GlobalVar("main" if is_main else f"f{i}")
+        mod.add(gv, func)
+        globals_.append((gv, FuncType([p.type_annotation for p in func.params], rty)))
+    return mod
+
+
+def programs(
+    size: int | tuple[int, int] = (1, 20),
+    ops: Iterable[str | OpUse] | None = None,
+    features: Iterable[str] | None = None,
+    dtype: str = "float32",
+    max_rank: int = 4,
+    max_dim: int = 4,
+    max_depth: int = 2,
+) -> st.SearchStrategy[Function]:
+    """Closed functions over tensors of ``dtype``: see the module docstring.
+
+    ``size`` is the number of generation steps (each is mostly an operator
+    call), as an int or a (min, max) range; ``ops`` the operator mix (names or
+    :class:`OpUse`, default all usable defaults); ``features`` a subset of
+    :data:`FEATURES` (``"global"`` is ignored: a bare function has no module);
+    ``max_rank``/``max_dim`` bound the shapes of new tensors; ``max_depth``
+    bounds the nesting of ifs and local functions.
+    """
+    return _program(_config(size, ops, features, dtype, max_rank, max_dim, max_depth))
+
+
+def modules(
+    size: int | tuple[int, int] = (1, 20),
+    ops: Iterable[str | OpUse] | None = None,
+    features: Iterable[str] | None = None,
+    dtype: str = "float32",
+    max_rank: int = 4,
+    max_dim: int = 4,
+    max_depth: int = 2,
+    num_functions: int | tuple[int, int] = (1, 3),
+) -> st.SearchStrategy[IRModule]:
+    """Modules with a ``main`` and, with the ``"global"`` feature, helpers it calls.
+
+    Arguments as for :func:`programs`; ``num_functions`` (an int or a range)
+    counts the global functions including ``main``.
+    """
+    return _module(_config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions))

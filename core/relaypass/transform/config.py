@@ -1,0 +1,217 @@
+"""Declared PassContext configuration keys and the checking of values given for them.
+
+Relay passes read tuning knobs from ``PassContext.config`` (``"relay.FuseOps.max_depth"``).
+A key exists because a pass declares it: in its manifest entry (``[[pass.config]]``)
+or, for an in-process pass, through ``register_pass(config=...)``.  Declaring the
+type and default up front is what lets a misspelt key or a value of the wrong type
+fail when the context is built, listing what would be valid, instead of being
+silently ignored by the pass that never finds it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import RelayPassError
+
+#: The value types a config key (or a pass/instrument option) may declare.
+VALUE_TYPES = ("bool", "int", "float", "str", "list[bool]", "list[int]", "list[float]", "list[str]")
+
+_PY_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
+
+
+class ConfigError(RelayPassError):
+    """A PassContext config key or value is not acceptable."""
+
+
+class UnknownConfigKeyError(ConfigError, LookupError):
+    """A config key that no registered pass declares."""
+
+    def __str__(self) -> str:  # LookupError would quote the message like a key
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A config value whose type differs from the declared one."""
+
+
+def type_name(declared: object) -> str:
+    """The canonical name of a declared value type (a name from VALUE_TYPES or a Python type).
+
+    ``int``, ``"int"``, ``list[str]`` and ``"list[str]"`` are all accepted so that
+    in-process declarations can use Python types while manifests use strings.
+    """
+    if isinstance(declared, str):
+        name = declared.replace(" ", "")
+    elif declared in _PY_TYPES:
+        name = _PY_TYPES[declared]  # type: ignore[index]
+    elif getattr(declared, "__origin__", None) in (list, tuple) and len(
+        getattr(declared, "__args__", ())
+    ) == 1 and declared.__args__[0] in _PY_TYPES:  # type: ignore[attr-defined]
+        name = f"list[{_PY_TYPES[declared.__args__[0]]}]"  # type: ignore[attr-defined]
+    else:
+        name = repr(declared)
+    if name not in VALUE_TYPES:
+        raise ValueError(f"unsupported value type {name!r}; use one of: {', '.join(VALUE_TYPES)}")
+    return name
+
+
+def _scalar_ok(tname: str, value: object) -> bool:
+    if tname == "bool":
+        return isinstance(value, bool)
+    if tname == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tname == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def coerce_value(tname: str, value: object) -> Any:
+    """``value`` in its canonical form for type ``tname``; None when it does not fit.
+
+    Lists become tuples (values are shared by contexts and must not change), ints
+    given for a float become floats.
+    """
+    if tname.startswith("list["):
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            return None
+        inner = tname[5:-1]
+        if not all(_scalar_ok(inner, v) for v in value):
+            return None
+        return tuple(float(v) for v in value) if inner == "float" else tuple(value)
+    if not _scalar_ok(tname, value):
+        return None
+    return float(value) if tname == "float" else value  # type: ignore[arg-type]
+
+
+def describe_type(value: object) -> str:
+    """How a value's type reads in an error message (TOML-ish names)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return type(value).__name__
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """A declared config key: its name, value type, default and help text.
+
+    ``declared_by`` names the pass and distribution that declared it, so the
+    listing (``PassContext.list_configs()``) can say where a key comes from.
+    """
+
+    name: str
+    type: str
+    default: Any = None
+    help: str = ""
+    declared_by: str = ""
+
+    def check(self, value: object) -> Any:
+        """``value`` in canonical form, or ConfigTypeError naming the key and its type."""
+        out = coerce_value(self.type, value)
+        if out is None:
+            raise ConfigTypeError(
+                f"config key {self.name!r} takes a {self.type}, not {describe_type(value)} "
+                f"{value!r}" + (f" ({self.help})" if self.help else "")
+            )
+        return out
+
+
+def make_config_key(decl: object, declared_by: str = "") -> ConfigKey:
+    """A ConfigKey from a ConfigKey, a mapping or a ``(name, type, default, help)`` tuple."""
+    if isinstance(decl, ConfigKey):
+        fields: dict[str, Any] = {
+            "name": decl.name, "type": decl.type, "default": decl.default, "help": decl.help,
+        }
+    elif isinstance(decl, Mapping):
+        unknown = set(decl) - {"name", "type", "default", "help"}
+        if unknown:
+            raise ValueError(
+                f"config key declaration has unknown field(s) {sorted(unknown)}; "
+                "valid: name, type, default, help"
+            )
+        fields = dict(decl)
+    elif isinstance(decl, tuple) and 2 <= len(decl) <= 4:
+        fields = dict(zip(("name", "type", "default", "help"), decl))
+    else:
+        raise TypeError(
+            "a config key is declared as ConfigKey(name, type, default, help), a mapping "
+            f"or a (name, type, default, help) tuple, not {decl!r}"
+        )
+    name = fields.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a config key needs a non-empty string name, not {name!r}")
+    tname = type_name(fields.get("type"))
+    key = ConfigKey(name, tname, None, str(fields.get("help", "") or ""), declared_by)
+    default = fields.get("default")
+    if default is not None:
+        default = key.check(default)
+    return ConfigKey(name, tname, default, key.help, declared_by)
+
+
+def _declared_keys() -> Mapping[str, ConfigKey]:
+    from .registry import get_registry
+
+    return get_registry().config_keys()
+
+
+def unknown_key_error(key: str, declared: Mapping[str, ConfigKey]) -> UnknownConfigKeyError:
+    near = difflib.get_close_matches(key, list(declared), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+    valid = ", ".join(sorted(declared)) or "none (no registered pass declares a config key)"
+    return UnknownConfigKeyError(
+        f"unknown PassContext config key {key!r}{hint} Valid keys: {valid}. "
+        "A pass declares its keys in its manifest ([[pass.config]]) or with register_pass(config=...)."
+    )
+
+
+class PassConfig(Mapping):
+    """The config values of a PassContext: a read-only mapping, checked when built.
+
+    ``get(key)`` without a default returns the key's declared default, so a pass
+    reads its knob in one place; ``get(key, default)`` behaves like ``dict.get``.
+    """
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        checked: dict[str, Any] = {}
+        if values:
+            if not isinstance(values, Mapping):
+                raise TypeError(f"config must be a mapping of key to value, not {type(values).__name__}")
+            declared = _declared_keys()
+            for key, value in values.items():
+                decl = declared.get(key)
+                if decl is None:
+                    from .registry import get_registry
+
+                    get_registry().raise_if_config_conflicted(key)
+                    raise unknown_key_error(key, declared)
+                checked[key] = decl.check(value)
+        self._values = checked
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    _NO_DEFAULT = object()
+
+    def get(self, key: str, default: Any = _NO_DEFAULT) -> Any:
+        if key in self._values:
+            return self._values[key]
+        if default is not PassConfig._NO_DEFAULT:
+            return default
+        decl = _declared_keys().get(key)
+        return decl.default if decl is not None else None
+
+    def __repr__(self) -> str:
+        return f"PassConfig({self._values!r})"

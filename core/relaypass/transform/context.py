@@ -1,0 +1,186 @@
+"""PassContext: the settings a pipeline runs under, and the instruments watching it.
+
+A context is entered with ``with``; ``PassContext.current()`` returns the
+innermost entered context of the calling thread, or that thread's default
+context.  Entering and leaving a context is also when its instruments are
+entered and exited, with the failure rules of Relay's pass infrastructure
+(documented on :meth:`PassContext.__enter__` and :meth:`PassContext.__exit__`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .config import ConfigKey, PassConfig
+
+if TYPE_CHECKING:
+    from ..instrument import PassInstrument
+
+
+class _Stack(threading.local):
+    def __init__(self) -> None:
+        self.contexts: list[PassContext] = []
+        self.default: PassContext | None = None
+
+
+_STACK = _Stack()
+
+
+def _names(arg: object, what: str) -> tuple[str, ...]:
+    if arg is None:
+        return ()
+    if isinstance(arg, str) or not isinstance(arg, (list, tuple, set, frozenset)):
+        raise TypeError(f"{what} is expected to be a list, tuple or set of pass names, not {arg!r}")
+    for name in arg:
+        if not isinstance(name, str):
+            raise TypeError(f"{what} holds pass names (strings), not {name!r}")
+    return tuple(arg)
+
+
+class PassContext:
+    """``PassContext(opt_level=2, required_pass=None, disabled_pass=None, instruments=None, config=None)``.
+
+    ``required_pass`` and ``disabled_pass`` accept any names, registered or not
+    (a name nobody uses is harmless, as in Relay).  ``config`` is checked against
+    the keys registered passes declare; see :meth:`list_configs`.
+    """
+
+    __slots__ = ("opt_level", "required_pass", "disabled_pass", "instruments", "config",
+                 "_required", "_disabled")
+
+    def __init__(
+        self,
+        opt_level: int = 2,
+        required_pass: Iterable[str] | None = None,
+        disabled_pass: Iterable[str] | None = None,
+        instruments: Iterable[PassInstrument] | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(opt_level, bool) or not isinstance(opt_level, int):
+            raise TypeError(f"opt_level must be an int, not {opt_level!r}")
+        self.opt_level = opt_level
+        self.required_pass = _names(required_pass, "required_pass")
+        self.disabled_pass = _names(disabled_pass, "disabled_pass")
+        self._required = frozenset(self.required_pass)
+        self._disabled = frozenset(self.disabled_pass)
+        self.instruments = _instrument_list(instruments)
+        self.config = config if isinstance(config, PassConfig) else PassConfig(config)
+
+    # --- scope ------------------------------------------------------------------
+    @staticmethod
+    def current() -> PassContext:
+        """The innermost context entered in this thread, else this thread's default context."""
+        stack = _STACK.contexts
+        if stack:
+            return stack[-1]
+        default = _STACK.default
+        if default is None:
+            default = _STACK.default = PassContext()
+        return default
+
+    def __enter__(self) -> PassContext:
+        """Enter the instruments in list order, then make this the current context.
+
+        If an instrument raises in ``enter_pass_ctx``, the instruments that had
+        already entered are exited (in list order), the instrument list is
+        cleared, the context is not made current, and the error propagates.
+        """
+        self._enter_instruments()
+        _STACK.contexts.append(self)
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        """Stop being current, then exit the instruments in list order.
+
+        Runs on a normal exit and when the body raised.  If an instrument raises
+        in ``exit_pass_ctx``, the list is cleared, the instruments after it are
+        not exited, and its error propagates.
+        """
+        stack = _STACK.contexts
+        if stack and stack[-1] is self:
+            stack.pop()
+        else:  # exited out of order: remove this context wherever it is
+            for i in range(len(stack) - 1, -1, -1):
+                if stack[i] is self:
+                    del stack[i]
+                    break
+        self._exit_instruments()
+
+    def override_instruments(self, instruments: Iterable[PassInstrument] | None) -> None:
+        """Replace the instruments: exit the current ones, then enter the new ones.
+
+        Works on any context, including the default one, so instruments can be
+        attached without opening a new scope (exit/enter follow the usual rules).
+        """
+        new = _instrument_list(instruments)
+        self._exit_instruments()
+        self.instruments = new
+        self._enter_instruments()
+
+    def _enter_instruments(self) -> None:
+        entered: list[PassInstrument] = []
+        try:
+            for pi in self.instruments:
+                pi.enter_pass_ctx()
+                entered.append(pi)
+        except BaseException:
+            self.instruments = []
+            for pi in entered:
+                pi.exit_pass_ctx()
+            raise
+
+    def _exit_instruments(self) -> None:
+        try:
+            for pi in self.instruments:
+                pi.exit_pass_ctx()
+        except BaseException:
+            self.instruments = []
+            raise
+
+    # --- queries ----------------------------------------------------------------
+    def pass_enabled(self, info: Any) -> bool:
+        """The enabled rule a Sequential applies to its members (Relay's ``PassEnabled``)."""
+        name = info.name
+        if name in self._disabled:
+            return False
+        if name in self._required:
+            return True
+        return info.opt_level <= self.opt_level
+
+    @staticmethod
+    def list_configs() -> dict[str, ConfigKey]:
+        """Every config key registered passes declare, by name (type, default, help, declared_by)."""
+        from .registry import get_registry
+
+        return dict(sorted(get_registry().config_keys().items()))
+
+    def __repr__(self) -> str:
+        parts = [f"opt_level={self.opt_level}"]
+        if self.required_pass:
+            parts.append(f"required_pass={list(self.required_pass)!r}")
+        if self.disabled_pass:
+            parts.append(f"disabled_pass={list(self.disabled_pass)!r}")
+        if self.instruments:
+            parts.append(f"instruments={self.instruments!r}")
+        if self.config:
+            parts.append(f"config={dict(self.config)!r}")
+        return f"PassContext({', '.join(parts)})"
+
+
+def _instrument_list(instruments: Iterable[Any] | None) -> list[Any]:
+    if instruments is None:
+        return []
+    if isinstance(instruments, (str, bytes)) or not isinstance(instruments, Iterable):
+        raise TypeError(f"instruments must be a list of PassInstrument, not {instruments!r}")
+    from ..instrument import PassInstrument
+
+    out = list(instruments)
+    for pi in out:
+        if not isinstance(pi, PassInstrument):
+            raise TypeError(
+                f"instruments must be PassInstrument objects (subclass PassInstrument or use "
+                f"@pass_instrument), not {type(pi).__name__}"
+            )
+    return out

@@ -1,0 +1,53 @@
+"""PassInfo: what the pass manager needs to know about a pass before running it.
+
+The name is how users and the registry refer to the pass, ``opt_level`` decides
+whether a Sequential runs it at the context's optimisation level, and
+``required`` lists the passes that must have run first.  These three fields are
+exactly Relay's; what a pass *preserves* belongs to the registry's declaration
+of the pass (its manifest entry), not to this record, so PassInfo stays the
+object instruments already know from TVM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class PassInfo:
+    """Immutable description of a pass: ``PassInfo(opt_level, name, required=None)``."""
+
+    __slots__ = ("opt_level", "name", "required")
+
+    def __init__(self, opt_level: int, name: str, required: Iterable[str] | None = None) -> None:
+        if isinstance(opt_level, bool) or not isinstance(opt_level, int):
+            raise TypeError(f"opt_level must be an int, not {type(opt_level).__name__}")
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a pass name must be a non-empty string, not {name!r}")
+        if isinstance(required, str):
+            required = (required,)
+        req = tuple(required) if required else ()
+        for r in req:
+            if not isinstance(r, str) or not r:
+                raise TypeError(f"pass {name!r}: required passes are given by name, not {r!r}")
+        object.__setattr__(self, "opt_level", opt_level)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "required", req)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError("PassInfo is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PassInfo):
+            return NotImplemented
+        return (self.opt_level, self.name, self.required) == (
+            other.opt_level, other.name, other.required,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.opt_level, self.name, self.required))
+
+    def __repr__(self) -> str:
+        return (
+            f"PassInfo(opt_level={self.opt_level}, name={self.name!r}, "
+            f"required={list(self.required)!r})"
+        )

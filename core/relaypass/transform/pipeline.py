@@ -1,0 +1,470 @@
+"""Pipeline files: an optimisation pipeline described in TOML, validated before anything runs.
+
+A pipeline file names registered passes and instruments only; it has no way
+to name a module, a factory or a path to code, so loading one can never run
+code that is not already an installed (or in-process registered) plugin.
+docs/pipeline-files.md is the reference; in short::
+
+    name = "inference"               # optional (default: the file's stem)
+    opt_level = 3                    # optional (default 2)
+    required_pass = ["FoldConstant"] # optional, PassContext(required_pass=...)
+    disabled_pass = []               # optional
+    passes = [
+        "InferType",                                   # a pass by name
+        { name = "FuseOps", options = { fuse_opt_level = 2 } },
+        { name = "cleanup", opt_level = 0, passes = ["DeadCodeElimination"] },
+    ]
+
+    [config]
+    "relay.FuseOps.max_depth" = 10
+
+    [[instruments]]
+    name = "PassTimingInstrument"
+    options = { print_on_exit = true }
+
+:func:`read_pipeline` validates a file from declarations alone (no plugin is
+imported); :func:`load_pipeline` then builds the passes and instruments.
+Every problem is a :class:`PipelineError` naming the file, the key path and
+what would be valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from ..errors import RelayPassError
+from .config import unknown_key_error
+from .context import PassContext
+from .passes import PRESERVES_ALL, Sequential, effect_holds
+from .registry import add_note, check_options, get_registry
+
+_TOP_KEYS = ("name", "opt_level", "required_pass", "disabled_pass", "passes", "config", "instruments")
+_PASS_KEYS = ("name", "options")
+_SEQUENCE_KEYS = ("name", "passes", "opt_level", "required")
+_INSTRUMENT_KEYS = ("name", "options")
+
+
+class PipelineError(RelayPassError):
+    """A pipeline file is invalid; ``source`` and ``key_path`` say where."""
+
+    def __init__(self, source: str, key_path: str, problem: str) -> None:
+        self.source = source
+        self.key_path = key_path
+        self.problem = problem
+        where = f"{source}: {key_path}: " if key_path else f"{source}: "
+        super().__init__(where + problem)
+
+
+@dataclass(frozen=True)
+class PassRef:
+    """A pass named in a pipeline, with its options and where it was named."""
+
+    name: str
+    options: Mapping[str, Any]
+    key_path: str
+
+
+@dataclass(frozen=True)
+class SequenceRef:
+    """A (nested) sequence of a pipeline: becomes a Sequential."""
+
+    name: str
+    passes: tuple[PassRef | SequenceRef, ...]
+    opt_level: int
+    required: tuple[str, ...]
+    key_path: str
+
+
+@dataclass(frozen=True)
+class InstrumentRef:
+    name: str
+    options: Mapping[str, Any]
+    key_path: str
+
+
+@dataclass(frozen=True)
+class ScheduleStep:
+    """One line of a pipeline's explained schedule.
+
+    ``action`` is "run" or "skip"; ``reason`` says why (the enabled rule,
+    "required by X", "effect of X still holds", ...); ``depth`` is the nesting.
+    """
+
+    depth: int
+    name: str
+    action: str
+    reason: str
+
+
+class _Reader:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.registry = get_registry()
+        self.sequence_names: set[str] = set()
+
+    def fail(self, key_path: str, problem: str) -> PipelineError:
+        return PipelineError(self.source, key_path, problem)
+
+    def keys(self, table: Mapping[str, Any], allowed: tuple[str, ...], path: str) -> None:
+        for key in table:
+            if key not in allowed:
+                near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                raise self.fail(_join(path, key), f"unknown key {key!r}{hint} Valid keys here: "
+                                f"{', '.join(allowed)}")
+
+    def opt_level(self, value: Any, path: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.fail(path, f"opt_level must be a non-negative integer, not {value!r}")
+        return value
+
+    def name_list(self, value: Any, path: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(path, f"expected a list of pass names, not {value!r}")
+        return tuple(value)
+
+    def options(self, value: Any, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(path, f"options must be a table (e.g. {{ key = value }}), not {value!r}")
+        return value
+
+    def pass_spec(self, name: str, path: str) -> Any:
+        try:
+            spec = self.registry.lookup_pass(name)
+        except RelayPassError as exc:  # declared twice: the plugin error says by whom
+            raise self.fail(path, str(exc)) from None
+        if spec is None:
+            raise self.fail(path, f"no pass named {name!r} is registered{self.near(name)}")
+        return spec
+
+    def near(self, name: str) -> str:
+        names = list(self.registry.pass_names()) + sorted(self.sequence_names)
+        near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        if near:
+            return f"; did you mean {', '.join(repr(n) for n in near)}?"
+        return " (list_passes() or `relaypass list` shows the registered passes)"
+
+    def entry(self, item: Any, path: str) -> PassRef | SequenceRef:
+        if isinstance(item, str):
+            item = {"name": item}
+        if not isinstance(item, dict):
+            raise self.fail(path, "a pass is a name, { name = ..., options = {...} } or a sequence "
+                            f"{{ name = ..., passes = [...] }}, not {item!r}")
+        if "passes" in item:
+            return self.sequence(item, path)
+        self.keys(item, _PASS_KEYS, path)
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise self.fail(_join(path, "name"), f"a pass entry needs a pass name, not {name!r}")
+        spec = self.pass_spec(name, _join(path, "name"))
+        opts = self.options(item.get("options", {}), _join(path, "options"))
+        try:
+            checked = check_options(spec, "pass", opts, check_types=True)
+        except RelayPassError as exc:
+            raise self.fail(_join(path, "options"), str(exc)) from None
+        self.dependencies(spec.name, spec.required, path, spec)
+        return PassRef(name, checked, path)
+
+    def sequence(self, item: Mapping[str, Any], path: str) -> SequenceRef:
+        self.keys(item, _SEQUENCE_KEYS, path)
+        name = item.get("name", "sequential")
+        if not isinstance(name, str) or not name:
+            raise self.fail(_join(path, "name"), f"a sequence name must be a non-empty string, not {name!r}")
+        opt_level = self.opt_level(item.get("opt_level", 0), _join(path, "opt_level"))
+        required = self.name_list(item.get("required", []), _join(path, "required"))
+        members = item["passes"]
+        if not isinstance(members, list):
+            raise self.fail(_join(path, "passes"), f"expected a list of passes, not {members!r}")
+        self.sequence_names.add(name)
+        for i, dep in enumerate(required):
+            self.pass_spec(dep, f"{_join(path, 'required')}[{i}]")
+        self.dependencies(name, required, path, None)
+        refs = tuple(self.entry(m, f"{_join(path, 'passes')}[{i}]") for i, m in enumerate(members))
+        return SequenceRef(name, refs, opt_level, required, path)
+
+    def dependencies(self, name: str, required: tuple[str, ...], path: str, spec: Any) -> None:
+        from .pass_info import PassInfo
+
+        try:
+            if spec is not None:
+                self.registry.spec_plan(spec)
+            elif required:
+                self.registry.dependency_plan(PassInfo(0, name, required), f"pipeline {self.source}")
+        except RelayPassError as exc:
+            raise self.fail(path, str(exc)) from None
+
+    def config(self, value: Any, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(path, f"config must be a table of key = value, not {value!r}")
+        flat: dict[str, tuple[Any, str]] = {}
+        _flatten(value, "", path, flat)
+        declared = self.registry.config_keys()
+        out = {}
+        for key, (val, key_path) in flat.items():
+            decl = declared.get(key)
+            if decl is None:
+                try:
+                    self.registry.raise_if_config_conflicted(key)
+                except RelayPassError as exc:
+                    raise self.fail(key_path, str(exc)) from None
+                raise self.fail(key_path, str(unknown_key_error(key, declared)))
+            try:
+                out[key] = decl.check(val)
+            except RelayPassError as exc:
+                raise self.fail(key_path, str(exc)) from None
+        return out
+
+    def instruments(self, value: Any, path: str) -> tuple[InstrumentRef, ...]:
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected an array of tables ([[instruments]]), not {value!r}")
+        refs = []
+        for i, item in enumerate(value):
+            ipath = f"{path}[{i}]"
+            if isinstance(item, str):
+                item = {"name": item}
+            if not isinstance(item, dict):
+                raise self.fail(ipath, f"an instrument is a name or {{ name = ..., options = {{...}} }}, not {item!r}")
+            self.keys(item, _INSTRUMENT_KEYS, ipath)
+            name = item.get("name")
+            if not isinstance(name, str) or not name:
+                raise self.fail(_join(ipath, "name"), f"an instrument entry needs a name, not {name!r}")
+            try:
+                spec = self.registry.instrument_spec(name)
+                opts = check_options(spec, "instrument",
+                                     self.options(item.get("options", {}), _join(ipath, "options")),
+                                     check_types=True)
+            except PipelineError:
+                raise
+            except RelayPassError as exc:
+                raise self.fail(_join(ipath, "name" if "no instrument" in str(exc) else "options"),
+                                str(exc)) from None
+            refs.append(InstrumentRef(name, opts, ipath))
+        return tuple(refs)
+
+    def read(self, data: Mapping[str, Any], default_name: str) -> PipelineSpec:
+        self.keys(data, _TOP_KEYS, "")
+        name = data.get("name", default_name)
+        if not isinstance(name, str) or not name:
+            raise self.fail("name", f"the pipeline name must be a non-empty string, not {name!r}")
+        opt_level = self.opt_level(data.get("opt_level", 2), "opt_level")
+        if "passes" not in data:
+            raise self.fail("passes", "missing: a pipeline lists its passes, e.g. passes = [\"InferType\"]")
+        root = self.sequence({"name": name, "passes": data["passes"]}, "")
+        root = SequenceRef(root.name, root.passes, 0, (), "passes")
+        required_pass = self.name_list(data.get("required_pass", []), "required_pass")
+        disabled_pass = self.name_list(data.get("disabled_pass", []), "disabled_pass")
+        for key, names in (("required_pass", required_pass), ("disabled_pass", disabled_pass)):
+            for i, n in enumerate(names):
+                if n not in self.sequence_names and not self.registry.has_pass(n):
+                    raise self.fail(f"{key}[{i}]", f"no pass named {n!r} is registered{self.near(n)}")
+        config = self.config(data.get("config", {}), "config")
+        instruments = self.instruments(data.get("instruments", []), "instruments")
+        return PipelineSpec(self.source, name, opt_level, required_pass, disabled_pass, config,
+                            root, instruments)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _flatten(table: Mapping[str, Any], prefix: str, path: str, out: dict[str, tuple[Any, str]]) -> None:
+    # ``[config.relay.FuseOps] max_depth = 3`` and ``"relay.FuseOps.max_depth" = 3`` are one key.
+    for key, value in table.items():
+        name = f"{prefix}.{key}" if prefix else key
+        key_path = f"{path}.{key}" if "." not in key else f'{path}."{key}"'
+        if isinstance(value, dict):
+            _flatten(value, name, key_path, out)
+        else:
+            out[name] = (value, key_path)
+
+
+class _StandIn:
+    """What the schedule simulation records for a pass that would run."""
+
+    __slots__ = ("info", "preserves")
+
+    def __init__(self, name: str, preserves: frozenset[str]) -> None:
+        self.info = _Info(name)
+        self.preserves = preserves
+
+
+class _Info:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """A validated pipeline file: everything it says, before any plugin is imported."""
+
+    source: str
+    name: str
+    opt_level: int
+    required_pass: tuple[str, ...]
+    disabled_pass: tuple[str, ...]
+    config: Mapping[str, Any]
+    passes: SequenceRef
+    instruments: tuple[InstrumentRef, ...] = field(default=())
+
+    def build(self) -> Pipeline:
+        """Build the passes and instruments (importing their plugins): a runnable Pipeline."""
+        registry = get_registry()
+
+        def at(ref: Any, build: Any) -> Any:
+            try:
+                return build()
+            except RelayPassError as exc:
+                add_note(exc, f"relaypass: while building {ref.name!r} for {self.source}: {ref.key_path}")
+                raise
+
+        def sequential(seq: SequenceRef) -> Sequential:
+            members = []
+            for ref in seq.passes:
+                if isinstance(ref, SequenceRef):
+                    members.append(sequential(ref))
+                else:
+                    members.append(at(ref, lambda r=ref: registry.build_pass(r.name, r.options)))
+            return Sequential(members, seq.opt_level, seq.name, seq.required)
+
+        seq = sequential(self.passes)
+        instruments = [at(ref, lambda r=ref: registry.build_instrument(r.name, r.options))
+                       for ref in self.instruments]
+        return Pipeline(self, seq, instruments)
+
+    def schedule(self) -> list[ScheduleStep]:
+        """What running the pipeline would do, pass by pass, from declarations alone.
+
+        Applies the enabled rule, adds required passes where they would run and
+        leaves out those whose effect would still hold.  Instruments'
+        ``should_run`` answers cannot be known in advance and are not simulated.
+        """
+        registry = get_registry()
+        steps: list[ScheduleStep] = []
+        log: list[_StandIn] = []
+        disabled, required = set(self.disabled_pass), set(self.required_pass)
+
+        def preserves(name: str) -> frozenset[str]:
+            spec = registry.lookup_pass(name)
+            return frozenset(spec.preserves) if spec is not None else frozenset()
+
+        def deps(name: str, required_names: tuple[str, ...], depth: int, spec: Any) -> None:
+            plan = registry.spec_plan(spec) if spec is not None else registry.dependency_plan(
+                _plan_info(name, required_names), f"pipeline {self.source}")
+            for dep in plan:
+                if effect_holds(log, dep):
+                    steps.append(ScheduleStep(depth, dep, "skip", f"required by {name}; its effect still holds"))
+                else:
+                    steps.append(ScheduleStep(depth, dep, "run", f"required by {name}"))
+                    log.append(_StandIn(dep, preserves(dep)))
+
+        def walk(seq: SequenceRef, depth: int) -> None:
+            for ref in seq.passes:
+                if isinstance(ref, SequenceRef):
+                    name, level, req, spec = ref.name, ref.opt_level, ref.required, None
+                else:
+                    spec = registry.pass_spec(ref.name)
+                    name, level, req = spec.name, spec.opt_level, spec.required
+                if name in disabled:
+                    steps.append(ScheduleStep(depth, name, "skip", "disabled_pass"))
+                    continue
+                if name not in required and level > self.opt_level:
+                    steps.append(ScheduleStep(depth, name, "skip",
+                                              f"opt_level {level} > pipeline opt_level {self.opt_level}"))
+                    continue
+                why = "required_pass" if name in required else f"opt_level {level} <= {self.opt_level}"
+                if req:
+                    deps(name, req, depth, spec)
+                steps.append(ScheduleStep(depth, name, "run", why))
+                if isinstance(ref, SequenceRef):
+                    walk(ref, depth + 1)
+                    log.append(_StandIn(name, frozenset((PRESERVES_ALL,))))
+                else:
+                    log.append(_StandIn(name, preserves(name)))
+
+        steps.append(ScheduleStep(0, self.passes.name, "run", "the pipeline"))
+        walk(self.passes, 1)
+        return steps
+
+    def explain(self) -> str:
+        """The schedule as indented text, one pass per line."""
+        lines = [f"pipeline {self.name} ({self.source}), opt_level {self.opt_level}"]
+        for step in self.schedule()[1:]:
+            mark = "+" if step.action == "run" else "-"
+            lines.append(f"{'  ' * step.depth}{mark} {step.name}  ({step.reason})")
+        return "\n".join(lines)
+
+
+def _plan_info(name: str, required: tuple[str, ...]) -> Any:
+    from .pass_info import PassInfo
+
+    return PassInfo(0, name, required)
+
+
+class Pipeline:
+    """A loaded pipeline: its Sequential, its instruments and the context they run in.
+
+    ``pipeline(mod)`` runs it under :meth:`context`; or enter ``pipeline.context()``
+    yourself and call ``pipeline.sequential``.  ``instruments`` are built once,
+    so their results (a timing table, say) can be read after a run.
+    """
+
+    __slots__ = ("spec", "sequential", "instruments")
+
+    def __init__(self, spec: PipelineSpec, sequential: Sequential, instruments: list[Any]) -> None:
+        self.spec = spec
+        self.sequential = sequential
+        self.instruments = instruments
+
+    def context(self) -> PassContext:
+        """A new PassContext with the pipeline's opt_level, required/disabled passes, config, instruments."""
+        s = self.spec
+        return PassContext(opt_level=s.opt_level, required_pass=s.required_pass,
+                           disabled_pass=s.disabled_pass, instruments=self.instruments,
+                           config=dict(s.config))
+
+    def __call__(self, mod: Any) -> Any:
+        with self.context():
+            return self.sequential(mod)
+
+    run = __call__
+
+    def __repr__(self) -> str:
+        return f"<Pipeline {self.spec.name} from {self.spec.source}>"
+
+
+def parse_pipeline(text: str, source: str = "<string>") -> PipelineSpec:
+    """Validate pipeline TOML ``text`` (``source`` names it in errors) from declarations alone."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PipelineError(source, "", f"not valid TOML: {exc}") from None
+    stem = os.path.splitext(os.path.basename(source))[0] if source != "<string>" else "pipeline"
+    return _Reader(source).read(data, stem or "pipeline")
+
+
+def read_pipeline(path: str | os.PathLike[str]) -> PipelineSpec:
+    """Validate the pipeline file at ``path`` without importing any plugin."""
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise PipelineError(source, "", f"cannot read the pipeline file ({exc.strerror or exc})") from None
+    return parse_pipeline(text, source)
+
+
+def load_pipeline(path: str | os.PathLike[str]) -> Pipeline:
+    """Validate, then build, the pipeline file at ``path``; nothing runs until it is called."""
+    return read_pipeline(path).build()

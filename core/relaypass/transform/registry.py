@@ -1,0 +1,688 @@
+"""The pass and instrument registry: every declared name, resolved lazily to code.
+
+The registry merges what the plugin manager's plugins declare (installed
+distributions' manifests, in-process registrations, plugin objects) into one
+namespace of passes and one of instruments, plus the config keys the passes
+declare.  Everything up to building a pass reads declarations only; a pass's
+code is imported by :func:`get_pass` (or a pipeline, or a dependency run)
+through its factory, the first time it is built.
+
+Failures stay contained: a bad manifest, two plugins declaring one name or a
+plugin hook that raised are recorded and reported where the affected name is
+used, while every other name keeps working (see :func:`plugin_errors`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .config import ConfigError, ConfigKey, coerce_value, describe_type, make_config_key
+from .pass_info import PassInfo
+from .passes import FunctionPass, Pass, Sequential, add_note
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ..instrument import PassInstrument
+    from ..plugins.errors import PluginError
+    from ..plugins.specs import InstrumentSpec, OptionSpec, Origin, PassSpec
+
+
+@dataclass
+class _State:
+    """The merged declarations at one point in time (rebuilt when plugins change)."""
+
+    passes: dict[str, PassSpec] = field(default_factory=dict)
+    instruments: dict[str, InstrumentSpec] = field(default_factory=dict)
+    pass_conflicts: dict[str, PluginError] = field(default_factory=dict)
+    instrument_conflicts: dict[str, PluginError] = field(default_factory=dict)
+    config: dict[str, ConfigKey] = field(default_factory=dict)
+    config_conflicts: dict[str, ConfigError] = field(default_factory=dict)
+    errors: list[PluginError] = field(default_factory=list)
+    plans: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = field(default_factory=dict)
+    dependency_passes: dict[str, Pass] = field(default_factory=dict)
+
+
+def _kind_of(p: Pass) -> str:
+    if isinstance(p, FunctionPass):
+        return "function"
+    if isinstance(p, Sequential):
+        return "sequential"
+    return "module"
+
+
+class Registry:
+    """Declared passes and instruments, the plugin manager behind them, and the built factories."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._discovered: list[Any] | None = None
+        self._pm: pluggy.PluginManager | None = None
+        self._state: _State | None = None
+        self._factories: dict[tuple[str, str], Callable[..., Any]] = {}
+
+    # --- building the merged view ------------------------------------------------------
+    def invalidate(self) -> None:
+        """Forget the merged declarations (in-process registrations or plugin objects changed)."""
+        with self._lock:
+            self._state = None
+            self._pm = None
+
+    def refresh(self) -> None:
+        """Rediscover installed distributions too (after ``pip install``/``uninstall`` in this process)."""
+        import importlib.metadata
+
+        importlib.invalidate_caches()
+        # importlib.metadata keeps each sys.path directory's listing keyed by the
+        # directory's mtime, whose resolution can hide an install made moments
+        # ago; its own invalidate_caches is broken on 3.10/3.11 (not a classmethod).
+        clear = getattr(getattr(getattr(importlib.metadata, "FastPath", None), "__new__", None),
+                        "cache_clear", None)
+        if clear is not None:
+            clear()
+        with self._lock:
+            self._discovered = None
+            self._factories.clear()
+            self.invalidate()
+
+    @property
+    def plugin_manager(self) -> pluggy.PluginManager:
+        """The pluggy PluginManager holding every plugin object (built on first use)."""
+        self._get_state()
+        assert self._pm is not None
+        return self._pm
+
+    def _get_state(self) -> _State:
+        state = self._state
+        if state is not None:
+            return state
+        with self._lock:
+            if self._state is None:
+                self._state = self._build_state()
+            return self._state
+
+    def _build_state(self) -> _State:
+        from ..plugins.discovery import discover
+        from ..plugins.errors import PluginHookError
+        from ..plugins.manager import call_each, make_plugin_manager
+
+        if self._discovered is None:
+            self._discovered = discover()
+        pm = make_plugin_manager(self._discovered)
+        self._pm = pm
+        state = _State()
+        state.errors.extend(d.error for d in self._discovered if d.error is not None)
+
+        def collect(hook: Any, hook_name: str) -> list[Any]:
+            specs: list[Any] = []
+            for plugin, result, exc in call_each(hook):
+                if exc is not None:
+                    name = pm.get_name(plugin) or repr(plugin)
+                    state.errors.append(PluginHookError(
+                        f"plugin {name} raised in {hook_name}: {type(exc).__name__}: {exc}",
+                        fix=f"fix or unregister plugin {name}",
+                    ))
+                    continue
+                specs.extend(result or ())
+            return specs
+
+        pass_specs = collect(pm.hook.relaypass_pass_specs, "relaypass_pass_specs")
+        instrument_specs = collect(pm.hook.relaypass_instrument_specs, "relaypass_instrument_specs")
+        self._merge(pass_specs, state.passes, state.pass_conflicts, state.errors, "pass")
+        self._merge(instrument_specs, state.instruments, state.instrument_conflicts, state.errors,
+                    "instrument")
+        for spec in state.passes.values():
+            for key in spec.config:
+                self._add_config_key(state, key)
+        for error in state.errors:
+            pm.hook.relaypass_plugin_error(error=error)
+        return state
+
+    @staticmethod
+    def _merge(specs: list[Any], into: dict[str, Any], conflicts: dict[str, Any],
+               errors: list[Any], what: str) -> None:
+        from ..plugins.errors import DuplicatePassError
+        from ..plugins.manager import IN_PROCESS
+
+        by_name: dict[str, list[Any]] = {}
+        for spec in specs:
+            by_name.setdefault(spec.name, []).append(spec)
+        for name, found in by_name.items():
+            if len(found) == 1:
+                into[name] = found[0]
+                continue
+            local = [s for s in found if s.origin.in_process]
+            overrides = IN_PROCESS.overrides if what == "pass" else IN_PROCESS.instrument_overrides
+            if len(local) == 1 and name in overrides:
+                into[name] = local[0]
+                continue
+            installed = [s for s in found if not s.origin.in_process]
+            blame = installed[-1] if installed else found[-1]
+            sources = " and ".join(str(s.origin) for s in found)
+            err = DuplicatePassError(
+                f"{what} {name!r} is declared by both {sources}, so neither can be used",
+                distribution=blame.origin.distribution, version=blame.origin.version,
+                fix=(f"uninstall one of them (e.g. pip uninstall {blame.origin.distribution})"
+                     if not blame.origin.in_process else
+                     "rename the in-process registration or register it with override=True"),
+            )
+            conflicts[name] = err
+            errors.append(err)
+
+    @staticmethod
+    def _add_config_key(state: _State, key: ConfigKey) -> None:
+        from .config import ConfigError
+
+        if key.name in state.config_conflicts:
+            return
+        existing = state.config.get(key.name)
+        if existing is None:
+            state.config[key.name] = key
+        elif (existing.type, existing.default) != (key.type, key.default):
+            del state.config[key.name]
+            state.config_conflicts[key.name] = ConfigError(
+                f"config key {key.name!r} is declared differently by {existing.declared_by} "
+                f"({existing.type}, default {existing.default!r}) and by {key.declared_by} "
+                f"({key.type}, default {key.default!r}); it cannot be used until they agree"
+            )
+
+    # --- queries ------------------------------------------------------------------------
+    def pass_names(self) -> list[str]:
+        return sorted(self._get_state().passes)
+
+    def list_passes(self) -> list[PassSpec]:
+        state = self._get_state()
+        return [state.passes[n] for n in sorted(state.passes)]
+
+    def list_instruments(self) -> list[InstrumentSpec]:
+        state = self._get_state()
+        return [state.instruments[n] for n in sorted(state.instruments)]
+
+    def has_pass(self, name: str) -> bool:
+        state = self._get_state()
+        return name in state.passes or name in state.pass_conflicts
+
+    def lookup_pass(self, name: str) -> PassSpec | None:
+        """The spec of ``name``, None when unknown; a name two plugins declare raises."""
+        state = self._get_state()
+        spec = state.passes.get(name)
+        if spec is None and name in state.pass_conflicts:
+            raise state.pass_conflicts[name]
+        return spec
+
+    def pass_spec(self, name: str) -> PassSpec:
+        spec = self.lookup_pass(name)
+        if spec is None:
+            raise self._not_found("pass", name, list(self._get_state().passes))
+        return spec
+
+    def instrument_spec(self, name: str) -> InstrumentSpec:
+        state = self._get_state()
+        spec = state.instruments.get(name)
+        if spec is None:
+            if name in state.instrument_conflicts:
+                raise state.instrument_conflicts[name]
+            raise self._not_found("instrument", name, list(state.instruments))
+        return spec
+
+    def _not_found(self, what: str, name: str, names: list[str], listing: str = "") -> Exception:
+        from ..plugins.errors import ManifestError, PassNotFoundError
+
+        near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+        listing = listing or ("list_passes()" if what == "pass" else "list_instruments()")
+        msg = f"no {what} named {name!r} is registered{hint} ({len(names)} registered; {listing} shows them)"
+        broken = [e for e in self._get_state().errors if isinstance(e, ManifestError)]
+        if broken:
+            msg += "; these plugin distributions could not be read: " + "; ".join(
+                f"{e.distribution} {e.version}".strip() for e in broken
+            ) + " (plugin_errors() says why)"
+        return PassNotFoundError(msg)
+
+    def config_keys(self) -> dict[str, ConfigKey]:
+        return self._get_state().config
+
+    def raise_if_config_conflicted(self, key: str) -> None:
+        err = self._get_state().config_conflicts.get(key)
+        if err is not None:
+            raise err
+
+    def errors(self) -> list[PluginError]:
+        return list(self._get_state().errors)
+
+    # --- dependencies ---------------------------------------------------------------------
+    def dependency_plan(self, info: PassInfo, origin: str = "") -> tuple[str, ...]:
+        """The passes to run before the pass ``info`` describes, dependencies first (cached)."""
+        state = self._get_state()
+        key = (info.name, info.required)
+        plan = state.plans.get(key)
+        if plan is None:
+            plan = self._plan(info.name, info.required, origin, state)
+            state.plans[key] = plan
+        return plan
+
+    def spec_plan(self, spec: PassSpec) -> tuple[str, ...]:
+        """The dependency plan of a declared pass, from its declaration alone."""
+        return self.dependency_plan(PassInfo(spec.opt_level, spec.name, spec.required), str(spec.origin))
+
+    def _plan(self, name: str, required: tuple[str, ...], origin: str, state: _State) -> tuple[str, ...]:
+        from ..plugins.resolution import dependency_order
+
+        dist = ("", "")
+        own = state.passes.get(name)
+        if own is not None and str(own.origin) == origin and not own.origin.in_process:
+            dist = (own.origin.distribution, own.origin.version)
+        return dependency_order(name, required, origin, self.lookup_pass,
+                                lambda: state.passes, dist)
+
+    def dependency_pass(self, name: str) -> Pass:
+        """The pass run when another requires ``name`` (built once, with default options)."""
+        state = self._get_state()
+        p = state.dependency_passes.get(name)
+        if p is None:
+            p = state.dependency_passes[name] = self.build_pass(name, {})
+        return p
+
+    # --- building -----------------------------------------------------------------------
+    def build_pass(self, name: str, options: Mapping[str, Any], *, check_types: bool = False) -> Pass:
+        """Build pass ``name`` with ``options`` through its factory, importing its code if needed."""
+        from ..plugins.errors import PluginBuildError
+
+        spec = self.pass_spec(name)
+        self.spec_plan(spec)  # dependency problems surface before any import
+        opts = check_options(spec, "pass", options, check_types=check_types)
+        p = self._call_factory(spec, opts)
+        problems = _mismatches(spec, p)
+        if problems:
+            raise self._report(PluginBuildError(
+                f"the factory {_factory_name(spec)} of pass {name!r} from {spec.origin} built "
+                f"a pass that differs from its declaration: {'; '.join(problems)}",
+                distribution=spec.distribution, version=spec.version,
+                fix="make the manifest entry and the code agree (listings and dependency "
+                    "resolution use the manifest)",
+            ))
+        p.preserves = frozenset(spec.preserves)
+        p.origin = str(spec.origin)
+        self.plugin_manager.hook.relaypass_pass_built(spec=spec, pass_=p)
+        return p
+
+    def build_instrument(self, name: str, options: Mapping[str, Any], *,
+                         check_types: bool = False) -> PassInstrument:
+        from ..instrument import PassInstrument
+        from ..plugins.errors import PluginBuildError
+
+        spec = self.instrument_spec(name)
+        opts = check_options(spec, "instrument", options, check_types=check_types)
+        pi = self._call_factory(spec, opts)
+        if not isinstance(pi, PassInstrument):
+            raise self._report(PluginBuildError(
+                f"the factory {_factory_name(spec)} of instrument {name!r} from {spec.origin} "
+                f"returned {type(pi).__name__}, not a PassInstrument",
+                distribution=spec.distribution, version=spec.version,
+                fix=f"report it to the maintainers of {spec.distribution}",
+            ))
+        self.plugin_manager.hook.relaypass_instrument_built(spec=spec, instrument=pi)
+        return pi
+
+    def _report(self, error: PluginError) -> PluginError:
+        self.plugin_manager.hook.relaypass_plugin_error(error=error)
+        return error
+
+    def _call_factory(self, spec: Any, options: dict[str, Any]) -> Any:
+        from ..errors import RelayPassError
+        from ..plugins.errors import PluginBuildError
+
+        factory = self._load_factory(spec)
+        what = "pass" if hasattr(spec, "kind") else "instrument"
+        try:
+            built = factory(**options)
+        except RelayPassError as exc:
+            # The plugin rejecting the user's input (an option value): the user's
+            # error, kept as it is, with a note saying which plugin rejected it.
+            add_note(exc, f"relaypass: raised while building {what} {spec.name!r} from {spec.origin}")
+            raise
+        except Exception as exc:
+            raise self._report(PluginBuildError(
+                f"{what} {spec.name!r} from {spec.origin} failed while being built by "
+                f"{_factory_name(spec)}: {type(exc).__name__}: {exc}",
+                distribution=spec.distribution, version=spec.version,
+                fix=_plugin_fix(spec.origin),
+            )) from exc
+        if what == "pass" and not isinstance(built, Pass):
+            raise self._report(PluginBuildError(
+                f"the factory {_factory_name(spec)} of pass {spec.name!r} from {spec.origin} "
+                f"returned {type(built).__name__}, not a Pass",
+                distribution=spec.distribution, version=spec.version,
+                fix=_plugin_fix(spec.origin),
+            ))
+        return built
+
+    def _load_factory(self, spec: Any) -> Callable[..., Any]:
+        from ..plugins.errors import PluginImportError
+
+        factory = spec.factory
+        if not isinstance(factory, str):
+            if isinstance(factory, Pass):
+                return lambda: factory
+            return factory
+        key = (factory, spec.origin.distribution)
+        loaded = self._factories.get(key)
+        if loaded is not None:
+            return loaded
+        module_name, _, attr_path = factory.partition(":")
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for attr in attr_path.split("."):
+                obj = getattr(obj, attr)
+        except Exception as exc:
+            raise self._report(PluginImportError(
+                f"cannot import {factory} for {'pass' if hasattr(spec, 'kind') else 'instrument'} "
+                f"{spec.name!r} of {spec.origin}: {type(exc).__name__}: {exc}",
+                distribution=spec.distribution, version=spec.version,
+                fix=_plugin_fix(spec.origin, reinstall=True),
+            )) from exc
+        if not callable(obj):
+            raise self._report(PluginImportError(
+                f"{factory} (the factory of {spec.name!r} in {spec.origin}) is a "
+                f"{type(obj).__name__}, not callable",
+                distribution=spec.distribution, version=spec.version,
+                fix=_plugin_fix(spec.origin),
+            ))
+        self._factories[key] = obj
+        return obj
+
+    # --- in-process registration ---------------------------------------------------------
+    def add_in_process(self, spec: Any, override: bool) -> None:
+        from ..plugins.errors import DuplicatePassError
+        from ..plugins.manager import IN_PROCESS
+
+        is_pass = hasattr(spec, "kind")
+        what = "pass" if is_pass else "instrument"
+        with self._lock:
+            state = self._get_state()
+            table = state.passes if is_pass else state.instruments
+            conflicts = state.pass_conflicts if is_pass else state.instrument_conflicts
+            existing = table.get(spec.name)
+            if (existing is not None or spec.name in conflicts) and not override:
+                where = str(existing.origin) if existing is not None else "two plugins"
+                raise DuplicatePassError(
+                    f"{what} {spec.name!r} is already provided by {where}",
+                    distribution=existing.distribution if existing is not None else "",
+                    version=existing.version if existing is not None else "",
+                    fix=f"choose another name, or pass override=True to register_{what} to "
+                        "replace it in this process",
+                )
+            (IN_PROCESS.passes if is_pass else IN_PROCESS.instruments)[spec.name] = spec
+            overrides = IN_PROCESS.overrides if is_pass else IN_PROCESS.instrument_overrides
+            if override:
+                overrides.add(spec.name)
+            else:
+                overrides.discard(spec.name)
+            self.invalidate()
+
+    def remove_in_process(self, name: str, is_pass: bool) -> None:
+        from ..plugins.manager import IN_PROCESS
+
+        table = IN_PROCESS.passes if is_pass else IN_PROCESS.instruments
+        if name not in table:
+            raise self._not_found("in-process pass" if is_pass else "in-process instrument",
+                                  name, list(table), "the in-process registrations")
+        del table[name]
+        (IN_PROCESS.overrides if is_pass else IN_PROCESS.instrument_overrides).discard(name)
+        self.invalidate()
+
+
+def _factory_name(spec: Any) -> str:
+    f = spec.factory
+    if isinstance(f, str):
+        return f
+    return getattr(f, "__qualname__", None) or repr(f)
+
+
+def _plugin_fix(origin: Origin, reinstall: bool = False) -> str:
+    if origin.in_process:
+        return f"fix the code registered from {origin.module or 'this process'}"
+    if reinstall:
+        return (f"reinstall or upgrade {origin.distribution} (pip install --force-reinstall "
+                f"{origin.distribution}), or uninstall it (pip uninstall {origin.distribution})")
+    return (f"report it to the maintainers of {origin.distribution}, or uninstall it "
+            f"(pip uninstall {origin.distribution})")
+
+
+def _mismatches(spec: PassSpec, p: Pass) -> list[str]:
+    info = p.info
+    problems = []
+    if info.name != spec.name:
+        problems.append(f"name {info.name!r} (declared {spec.name!r})")
+    if info.opt_level != spec.opt_level:
+        problems.append(f"opt_level {info.opt_level} (declared {spec.opt_level})")
+    if set(info.required) != set(spec.required):
+        problems.append(f"required {list(info.required)} (declared {list(spec.required)})")
+    kind = _kind_of(p)
+    if kind != spec.kind:
+        problems.append(f"a {kind} pass (declared kind {spec.kind!r})")
+    return problems
+
+
+def check_options(spec: Any, what: str, options: Mapping[str, Any], *,
+                  check_types: bool = False, where: str = "") -> dict[str, Any]:
+    """``options`` checked against the declared options of ``spec``.
+
+    Names are always checked (an unknown option, a missing required one).
+    Types are checked when ``check_types`` (pipeline files: values come from
+    TOML); Python callers may pass any object the factory accepts.
+    """
+    from ..plugins.errors import OptionError
+
+    declared: tuple[OptionSpec, ...] | None = spec.options
+    if declared is None:
+        return dict(options)
+    by_name = {o.name: o for o in declared}
+    prefix = f"{where}: " if where else ""
+    for key in options:
+        if key not in by_name:
+            near = difflib.get_close_matches(key, list(by_name), n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            valid = ", ".join(
+                f"{o.name} ({o.type}{'' if o.required else f', default {o.default!r}'})"
+                for o in declared
+            ) or "none"
+            raise OptionError(
+                f"{prefix}{what} {spec.name!r} has no option {key!r}{hint} Its options: {valid}"
+            )
+    missing = [o.name for o in declared if o.required and o.name not in options]
+    if missing:
+        raise OptionError(f"{prefix}{what} {spec.name!r} needs option(s) {', '.join(missing)}")
+    out = dict(options)
+    if check_types:
+        for key, value in options.items():
+            decl = by_name[key]
+            coerced = coerce_value(decl.type, value)
+            if coerced is None:
+                raise OptionError(
+                    f"{prefix}option {key!r} of {what} {spec.name!r} takes a {decl.type}, not "
+                    f"{describe_type(value)} {value!r}"
+                )
+            out[key] = list(coerced) if isinstance(coerced, tuple) else coerced
+    return out
+
+
+# --- the process-wide registry and the public functions --------------------------------
+_REGISTRY = Registry()
+
+
+def get_registry() -> Registry:
+    return _REGISTRY
+
+
+def get_pass(name: str, **options: Any) -> Pass:
+    """The registered pass ``name``, built with ``options`` (Relay's ``GetPass``).
+
+    Reading the declaration, checking the options and resolving the pass's
+    dependencies happen before the plugin's code is imported; errors name the
+    plugin distribution responsible.
+    """
+    return _REGISTRY.build_pass(name, options)
+
+
+def list_passes() -> list[PassSpec]:
+    """Every registered pass's declaration (name, kind, opt_level, required, origin, ...), by name."""
+    return _REGISTRY.list_passes()
+
+
+def get_instrument(name: str, **options: Any) -> PassInstrument:
+    """The registered instrument ``name``, built with ``options``."""
+    return _REGISTRY.build_instrument(name, options)
+
+
+def list_instruments() -> list[InstrumentSpec]:
+    """Every registered instrument's declaration, by name."""
+    return _REGISTRY.list_instruments()
+
+
+def plugin_errors() -> list[PluginError]:
+    """The contained plugin failures: unreadable manifests, duplicate names, failing hooks."""
+    return _REGISTRY.errors()
+
+
+def refresh_plugins() -> None:
+    """Rediscover installed plugin distributions (after installing or uninstalling one)."""
+    _REGISTRY.refresh()
+
+
+def _defined_in(obj: Any) -> str:
+    target = getattr(obj, "pass_func", None) or obj
+    return getattr(target, "__module__", None) or type(obj).__module__
+
+
+def _first_line(doc: str | None) -> str:
+    return inspect.cleandoc(doc).splitlines()[0] if doc and doc.strip() else ""
+
+
+def register_pass(
+    obj: Any = None,
+    *,
+    name: str | None = None,
+    kind: str | None = None,
+    opt_level: int | None = None,
+    required: Iterable[str] | None = None,
+    preserves: Iterable[str] | None = None,
+    config: Iterable[Any] | None = None,
+    options: Iterable[Any] | None = None,
+    help: str | None = None,
+    override: bool = False,
+) -> Any:
+    """Register a pass in this process, without packaging it; returns ``obj``.
+
+    ``obj`` is a pass object (``register_pass(my_pass)``, or as a decorator over
+    ``@module_pass``), a class made by ``@module_pass``/``@function_pass`` (its
+    constructor keywords become the pass's options), or any factory
+    ``callable(**options) -> Pass`` (then ``name`` and ``opt_level`` are
+    needed, ``kind`` defaults to "module").  ``config`` declares PassContext
+    keys as ``ConfigKey``, mappings or ``(name, type, default, help)`` tuples;
+    ``options`` declares factory options the same way (undeclared options of
+    a factory are passed through unchecked).  A name already registered is an
+    error unless ``override=True``.
+    """
+    if obj is None:
+        return lambda o: register_pass(
+            o, name=name, kind=kind, opt_level=opt_level, required=required, preserves=preserves,
+            config=config, options=options, help=help, override=override,
+        )
+    from ..plugins.specs import IN_PROCESS, PASS_KINDS, Origin, PassSpec
+
+    template: PassInfo | None = None
+    factory: Any = obj
+    built_kind: str | None = None
+    opts: tuple[OptionSpec, ...] | None = None
+    if isinstance(obj, Pass):
+        template, built_kind, opts = obj.info, _kind_of(obj), ()
+        if preserves is None:
+            preserves = obj.preserves
+    elif inspect.isclass(obj) and isinstance(getattr(obj, "_relaypass_info", None), PassInfo):
+        template = obj._relaypass_info
+        built_kind = "function" if issubclass(obj, FunctionPass) else "module"
+    elif not callable(obj):
+        raise TypeError(f"register_pass takes a pass, a pass class or a factory, not {obj!r}")
+    if template is not None:
+        for label, given, actual in (("name", name, template.name),
+                                     ("opt_level", opt_level, template.opt_level),
+                                     ("kind", kind, built_kind)):
+            if given is not None and given != actual:
+                raise ValueError(f"register_pass: {label}={given!r} contradicts the pass's own {actual!r}")
+        if required is not None and set(required) != set(template.required):
+            raise ValueError(f"register_pass: required={list(required)} contradicts the pass's own "
+                             f"{list(template.required)}")
+        name, opt_level, kind, required = template.name, template.opt_level, built_kind, template.required
+    if name is None or opt_level is None:
+        raise TypeError("register_pass: a factory needs name= and opt_level=")
+    kind = kind or "module"
+    if kind not in PASS_KINDS:
+        raise ValueError(f"register_pass: kind must be one of {', '.join(PASS_KINDS)}, not {kind!r}")
+    info = PassInfo(opt_level, name, required)  # validates name, opt_level and required
+    origin = Origin(IN_PROCESS, module=_defined_in(obj))
+    declared_by = f"{name} ({origin})"
+    keys = tuple(make_config_key(k, declared_by) for k in (config or ()))
+    if options is not None:
+        opts = tuple(_option_spec(o) for o in options)
+    if help is None:
+        help = _first_line(getattr(getattr(obj, "pass_func", obj), "__doc__", None))
+    spec = PassSpec(
+        name=name, kind=kind, opt_level=opt_level, factory=factory, origin=origin,
+        required=info.required, preserves=tuple(preserves or ()), config=keys, options=opts,
+        help=help,
+    )
+    _REGISTRY.add_in_process(spec, override)
+    return obj
+
+
+def _option_spec(decl: Any) -> OptionSpec:
+    from ..plugins.specs import OptionSpec
+
+    if isinstance(decl, OptionSpec):
+        return decl
+    key = make_config_key(decl)
+    has_default = (isinstance(decl, Mapping) and "default" in decl) or (
+        isinstance(decl, tuple) and len(decl) >= 3)
+    return OptionSpec(key.name, key.type, key.default, key.help, required=not has_default)
+
+
+def unregister_pass(name: str) -> None:
+    """Remove a pass registered in this process with :func:`register_pass`."""
+    _REGISTRY.remove_in_process(name, is_pass=True)
+
+
+def register_instrument(
+    obj: Any = None,
+    *,
+    name: str | None = None,
+    options: Iterable[Any] | None = None,
+    help: str | None = None,
+    override: bool = False,
+) -> Any:
+    """Register an instrument factory (a PassInstrument class or ``callable(**options)``) in-process."""
+    if obj is None:
+        return lambda o: register_instrument(o, name=name, options=options, help=help, override=override)
+    from ..plugins.specs import IN_PROCESS, InstrumentSpec, Origin
+
+    if not callable(obj):
+        raise TypeError(f"register_instrument takes a class or a factory, not {obj!r}")
+    name = name or getattr(obj, "__name__", None)
+    if not name:
+        raise TypeError("register_instrument: name= is needed for this factory")
+    opts = tuple(_option_spec(o) for o in options) if options is not None else None
+    spec = InstrumentSpec(name=name, factory=obj, origin=Origin(IN_PROCESS, module=_defined_in(obj)),
+                          options=opts, help=help if help is not None else _first_line(obj.__doc__))
+    _REGISTRY.add_in_process(spec, override)
+    return obj
+
+
+def unregister_instrument(name: str) -> None:
+    """Remove an instrument registered in this process with :func:`register_instrument`."""
+    _REGISTRY.remove_in_process(name, is_pass=False)

@@ -1,0 +1,302 @@
+"""FoldConstant: evaluate at compile time whatever depends only on constants.
+
+Relay's ConstantFolder (``fold_constant.cc``), as a post-order rewrite that
+never recurses along dataflow or let chains:
+
+* a *constant* is a :class:`Constant`, or a :class:`Tuple` whose fields are
+  all constants (:class:`ConstantChecker`, memoized);
+* ``let %x = <folds to a Constant>; body`` is dropped and the constant used
+  for ``%x`` in the body;
+* ``(a, b, c).1`` of a literal tuple becomes ``b``, constant or not;
+* a call of an operator with at least one argument, not stateful
+  (``TOpIsStateful``), not ``TNonComputational``, all of whose arguments are
+  constants, is evaluated by the operator's numpy kernel and replaced by its
+  value (a Tuple of Constants for a tuple result).  Calls without arguments
+  (``zeros(shape=...)``) are left alone, since folding them only makes the
+  program bigger;
+* ``shape_of(e)`` and ``ndarray_size(e)`` fold when the type of ``e`` has a
+  static shape, whatever ``e`` is;
+* an If whose condition folds to a constant becomes the branch it selects;
+* nothing inside a function marked ``Primitive`` changes.
+
+Types are needed only for ``shape_of``/``ndarray_size`` of a non-constant.
+They are read from ``checked_type`` (or a variable's annotation); when a
+function has such a call and no types, it is typed once with InferType
+(found through the pass registry) and folded again.
+
+Two cases where Relay's folding disagrees with its own operators are not
+copied: ``shape_of`` of a scalar folds to the empty shape ``[]`` (Relay makes
+a rank-0 tensor) and ``ndarray_size`` of a scalar folds to 1 (Relay says 0),
+so a folded program computes what it computed before.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from relaypass.errors import RelayPassError
+from relaypass.functor import MixedModeMutator
+from relaypass.ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op
+from relaypass.ir.types import TensorType
+
+__all__ = ["ConstantChecker", "FoldConstant", "fold_constant"]
+
+_SHAPE_OPS = frozenset({"shape_of", "vm.shape_of"})
+_SIZE_OPS = frozenset({"ndarray_size"})
+_NEVER_EVALUATED = frozenset({"device_copy"}) | _SHAPE_OPS | _SIZE_OPS
+
+# What a kernel may raise on arguments it cannot handle; such a call is left unfolded, so
+# that a failure surfaces only if and when the program really evaluates it.
+_KERNEL_FAILURES = (RelayPassError, ArithmeticError, ValueError, TypeError, IndexError)
+
+
+class ConstantChecker:
+    """Decides what is constant: a Constant, or a Tuple of constants, at any nesting.
+
+    Results for tuples are memoized by node, so a tuple shared by many calls
+    is examined once.
+    """
+
+    __slots__ = ("memo",)
+
+    def __init__(self) -> None:
+        self.memo: dict[Tuple, bool] = {}
+
+    def check(self, expr: Expr) -> bool:
+        t = type(expr)
+        if t is Constant:
+            return True
+        if t is not Tuple:
+            return False
+        memo = self.memo
+        known = memo.get(expr)
+        if known is not None:
+            return known
+        stack = [expr]
+        while stack:
+            node = stack[-1]
+            result = True
+            for field in node.fields:
+                tf = type(field)
+                if tf is Constant:
+                    continue
+                if tf is not Tuple:
+                    result = False
+                    break
+                inner = memo.get(field)
+                if inner is None:
+                    stack.append(field)
+                    result = None
+                    break
+                if not inner:
+                    result = False
+                    break
+            if result is not None:
+                memo[node] = result
+                stack.pop()
+        return memo[expr]
+
+
+def _nonzero(value: object) -> bool:
+    try:
+        return bool(value)
+    except (TypeError, ValueError):
+        return True
+
+
+def _to_value(expr: Expr) -> object:
+    """A constant expression as a kernel argument: an array or a tuple of values."""
+    if type(expr) is Constant:
+        return expr.data
+    return tuple(_to_value(f) for f in expr.fields)
+
+
+def _to_expr(value: object) -> Expr:
+    """A kernel result as an expression: a Constant or a Tuple of them."""
+    if isinstance(value, (tuple, list)):
+        return Tuple([_to_expr(v) for v in value])
+    return Constant(np.asarray(value))
+
+
+def _static_shape(expr: Expr) -> tuple[int, ...] | None:
+    if type(expr) is Constant:
+        return expr.data.shape
+    ty = expr._checked_type
+    if ty is None and type(expr) is Var:
+        ty = expr.type_annotation
+    if isinstance(ty, TensorType) and ty.is_static:
+        return ty.concrete_shape
+    return None
+
+
+class _Folder(MixedModeMutator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.checker = ConstantChecker()
+        self.needs_types = False
+
+    # --- dataflow -------------------------------------------------------------------------
+    def rewrite_call(self, pre: Call, post: Expr) -> Expr:
+        if not post.args:
+            return pre
+        op = post.op
+        if type(op) is not Op:
+            return post
+        attrs = op._attrs
+        if _nonzero(attrs.get("TOpIsStateful", False)):
+            return post
+        name = op.name
+        if name in _NEVER_EVALUATED:
+            if name in _SHAPE_OPS or name in _SIZE_OPS:
+                return self._fold_shape(pre, post, name)
+            return post
+        if _nonzero(attrs.get("TNonComputational", False)):
+            return post
+        check = self.checker.check
+        for arg in post.args:
+            if not check(arg):
+                return post
+        kernel = attrs.get("FKernel")
+        if kernel is None:
+            return post
+        try:
+            with np.errstate(all="ignore"):
+                value = kernel([_to_value(a) for a in post.args], post.attrs)
+        except _KERNEL_FAILURES:
+            return post
+        return _to_expr(value)
+
+    def _fold_shape(self, pre: Call, post: Call, name: str) -> Expr:
+        arg = pre.args[0] if pre.args else None
+        shape = None if arg is None else _static_shape(arg)
+        if shape is None:
+            if arg is not None and arg._checked_type is None:
+                self.needs_types = True
+            return post
+        dtype = post.attrs.get("dtype", "int32") if post.attrs is not None else "int32"
+        if name in _SIZE_OPS:
+            data = np.asarray(math.prod(shape), dtype=dtype)
+        else:
+            data = np.asarray(shape, dtype=dtype).reshape(len(shape))
+        return Constant(data)
+
+    def rewrite_tuple_getitem(self, pre: TupleGetItem, post: Expr) -> Expr:
+        tup = post.tuple_value
+        if type(tup) is Tuple and 0 <= post.index < len(tup.fields):
+            return tup.fields[post.index]
+        return post
+
+    # --- scopes ---------------------------------------------------------------------------
+    def visit_let(self, let: Let) -> Expr:
+        memo = self.memo_map
+        chain: list[tuple[Let, Expr | None]] = []
+        node: Expr = let
+        while type(node) is Let and (node is let or node not in memo):
+            value = self.visit(node.value)
+            if type(value) is Constant:
+                memo[node.var] = value
+                chain.append((node, None))
+            else:
+                chain.append((node, value))
+            node = node.body
+        body = self.visit(node)
+        for old, value in reversed(chain):
+            if value is None:
+                new: Expr = body
+            elif value is old.value and body is old.body:
+                new = old
+            else:
+                new = Let(old.var, value, body, old.span)
+            if old is not let:
+                memo[old] = new
+            body = new
+        return body
+
+    def visit_if(self, if_expr: If) -> Expr:
+        cond = self.visit(if_expr.cond)
+        if type(cond) is Constant:
+            flat = cond.data.reshape(-1)
+            taken = if_expr.true_branch if flat.size and flat[0] else if_expr.false_branch
+            return self.visit(taken)
+        then = self.visit(if_expr.true_branch)
+        other = self.visit(if_expr.false_branch)
+        if cond is if_expr.cond and then is if_expr.true_branch and other is if_expr.false_branch:
+            return if_expr
+        return If(cond, then, other, if_expr.span)
+
+    def visit_function(self, func: Function) -> Expr:
+        if _nonzero(func.attrs.get("Primitive", 0)):
+            return func
+        return super().visit_function(func)
+
+
+def _infer_types(func: Function, mod: IRModule | None) -> Function | None:
+    """``func`` typed in the context of (a copy of) ``mod``; None when it cannot be typed."""
+    work = mod.copy() if mod is not None else IRModule()
+    name = "__fold_constant_target"
+    while name in work:
+        name += "_"
+    work.add(GlobalVar(name), func)
+    try:
+        return _infer_type_pass()(work)[name]
+    except (ImportError, RelayPassError):
+        # Ill-typed (or no InferType installed): shape_of/ndarray_size simply stay unfolded.
+        return None
+
+
+def _infer_type_pass():
+    try:
+        from relaypass.transform import get_pass
+
+        return get_pass("InferType")
+    except (ImportError, RelayPassError):
+        from .infer_type import InferType
+
+        return InferType()
+
+
+def fold_constant(expr: Expr, mod: IRModule | None = None) -> Expr:
+    """``expr`` with every constant subexpression evaluated.
+
+    ``mod`` is the module ``expr`` lives in; it is only read, to type ``expr``
+    when a ``shape_of``/``ndarray_size`` call needs types it does not have.
+    """
+    folder = _Folder()
+    out = folder.visit(expr)
+    if folder.needs_types:
+        func = expr if isinstance(expr, Function) else Function(_free_vars(expr), expr)
+        typed = _infer_types(func, mod)
+        if typed is not None:
+            folded = _Folder().visit(typed)
+            out = folded if isinstance(expr, Function) else folded.body
+    return out
+
+
+def _free_vars(expr: Expr) -> list[Var]:
+    from relaypass.relay.analysis import free_vars
+
+    return free_vars(expr)
+
+
+def FoldConstant():  # noqa: N802
+    """The FoldConstant pass (function pass, opt_level 2, no required pass)."""
+    from relaypass.transform import function_pass
+
+    def transform(func: Function, mod: IRModule, ctx: object) -> Function:
+        return fold_constant(func, mod)
+
+    return function_pass(transform, opt_level=2, name="FoldConstant")

@@ -1,0 +1,748 @@
+"""InferType: Relay's type inference, as a module pass.
+
+The result is a new module in which every expression carries
+``checked_type``, every variable that had no annotation carries the inferred
+one, every function without a return type carries the inferred one, and
+every call of a polymorphic function carries its ``type_args``.  Calls of
+operators keep their ``type_args`` as written (Relay fills in the argument
+types, which are already each argument's ``checked_type``; the text format
+prints ``type_args``, so repeating them would bury every typed program's
+text).  The input is never
+touched: nodes are immutable and shared, so the output is a fresh copy of
+every function -- new variables (substituted consistently), new global
+variables (each with its function's type), new constants sharing their
+read-only arrays.  Operators are singletons and stay untyped.
+
+How it works, and why it is fast on large programs:
+
+1. Constraint generation is one iterative post-order walk over all the
+   module's functions (no recursion, so a chain of 100,000 calls or lets is
+   fine).  A call of an operator whose argument types are already known --
+   the common case in dataflow graphs -- runs the operator's type relation on
+   the spot; only calls with unknown argument types become deferred
+   relations in the :class:`~.type_solver.TypeSolver`, which runs each as
+   soon as its inputs are solved.
+2. All functions of the module are inferred together in one solver: a
+   global variable has its function's type (declared from annotations when
+   the function is fully annotated, else a variable solved from its uses and
+   its body), so recursion and mutual recursion need no annotation.
+   Functions with type parameters go first so that their callers
+   instantiate them.
+3. A relation that never ran, or a variable never solved, means the program
+   does not determine its types: an error, as in Relay.
+4. The output is rebuilt from the post-order of step 1 with every type
+   resolved.
+
+Errors are :class:`~relaypass.errors.TypeInferenceError` (type mismatches
+are its subclass :class:`~.type_solver.TypeMismatchError`, operator
+relation failures :class:`~relaypass.errors.TypeRelationError`); the message
+names where (span, else function and field path), the two types, and shows
+the expression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any as _AnyT
+
+from relaypass.errors import AttrsError, RelayPassError, TypeInferenceError, TypeRelationError
+from relaypass.ir.attrs import Attrs
+from relaypass.ir.expr import (
+    BaseFunc,
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+    set_checked_type,
+)
+from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op
+from relaypass.ir.types import (
+    FuncType,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeVar,
+)
+
+from .diagnostics import expr_text, locate, type_text
+from .type_solver import (
+    TypeMismatchError,
+    TypeSolver,
+    UnderdeterminedTypeError,
+    substitute_type_vars,
+)
+
+__all__ = [
+    "InferType",
+    "TypeMismatchError",
+    "UnderdeterminedTypeError",
+    "infer_type_expr",
+    "infer_type_module",
+]
+
+_BOOL_SCALAR = TensorType((), "bool")
+_UNIT = TupleType(())
+
+
+def infer_type_module(mod: IRModule) -> IRModule:
+    """A copy of ``mod`` with every expression typed; raises TypeInferenceError if ill-typed."""
+    if not isinstance(mod, IRModule):
+        raise TypeError(f"infer_type_module expects an IRModule, not {type(mod).__name__}")
+    items = list(mod.items())
+    functions = {gv.name_hint: func for gv, func in items}
+    inference = _Inference(functions)
+    try:
+        inference.infer_globals()
+        typed = inference.finish()
+    except TypeInferenceError as err:
+        raise _with_context(err, _roots(functions)) from err.__cause__
+    out = IRModule(attrs=mod.attrs)
+    for gv, _func in items:
+        out.add(*typed[gv.name_hint])
+    return out
+
+
+def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
+    """The typed copy of ``expr``, whose global variables refer to ``mod``'s functions.
+
+    Free variables of ``expr`` are replaced by new variables carrying their
+    types (relaypass nodes are immutable, so the originals cannot be typed).
+    """
+    if not isinstance(expr, Expr):
+        raise TypeError(f"infer_type_expr expects a Relay expression, not {type(expr).__name__}")
+    functions = {gv.name_hint: func for gv, func in mod.items()} if mod is not None else {}
+    inference = _Inference(functions)
+    try:
+        inference.infer_globals()
+        inference.infer_root(expr, "the expression")
+        inference.finish()
+    except TypeInferenceError as err:
+        roots = [*_roots(functions), ("the expression", expr)]
+        raise _with_context(err, roots) from err.__cause__
+    return inference.memo[expr]
+
+
+def InferType(**options: _AnyT):
+    """The InferType module pass (opt_level 0), as ``relay.transform.InferType()``."""
+    if options:
+        raise TypeError(f"InferType takes no options, got {', '.join(sorted(options))}")
+    from relaypass.transform import module_pass
+
+    return module_pass(opt_level=0, name="InferType")(_infer_type_pass)
+
+
+def _infer_type_pass(mod: IRModule, ctx: object) -> IRModule:
+    return infer_type_module(mod)
+
+
+# --- error context -------------------------------------------------------------
+def _roots(functions: Mapping[str, Expr]) -> list[tuple[str, Expr]]:
+    return [(f"@{name}", func) for name, func in functions.items()]
+
+
+def _with_context(err: TypeInferenceError, roots: list[tuple[str, Expr]]) -> TypeInferenceError:
+    """A copy of ``err`` whose message says where, and shows the expression.
+
+    Errors are raised deep inside the solver, which knows the expression but
+    not the program around it; the location is worked out only here, once.
+    """
+    expr = getattr(err, "expr", None)
+    if expr is None:
+        return err
+    where = locate(expr, roots)
+    out = type(err)(f"{where}: {err}\n  in expression: {expr_text(expr)}")
+    out.__dict__.update(err.__dict__)
+    out.location = where
+    return out
+
+
+def _error(cls: type[TypeInferenceError], message: str, expr: Expr) -> TypeInferenceError:
+    err = cls(message)
+    err.expr = expr
+    return err
+
+
+# --- inference ---------------------------------------------------------------------
+class _Inference:
+    """Typing state of one run: the solver, each node's type, globals, call instantiations."""
+
+    __slots__ = (
+        "solver", "ty", "order", "functions", "global_types", "global_decl",
+        "instances", "let_bound", "tvar_uses", "tvars_bound", "relations", "default_attrs",
+        "const_types",
+        "memo", "new_gvars",
+    )
+
+    def __init__(self, functions: Mapping[str, BaseFunc]) -> None:
+        self.solver = TypeSolver()
+        self.ty: dict[Expr, Type] = {}
+        self.order: list[Expr] = []
+        self.functions = dict(functions)
+        self.global_types: dict[str, Type] = {}
+        self.global_decl: dict[str, bool] = {}
+        self.instances: dict[Call, list[Type]] = {}
+        self.let_bound: set[Let] = set()
+        self.tvar_uses: list[tuple[TypeVar, Expr]] = []
+        self.tvars_bound: set[TypeVar] = set()
+        self.relations: dict[Op, _AnyT] = {}
+        self.default_attrs: dict[Op, Attrs] = {}
+        self.const_types: dict[tuple, TensorType] = {}
+        self.memo: dict[Expr, Expr] = {}
+        self.new_gvars: dict[str, GlobalVar] = {}
+        for name, func in self.functions.items():
+            if not isinstance(func, Function):
+                raise TypeInferenceError(
+                    f"@{name} is a {type(func).__name__}; InferType handles Relay functions only"
+                )
+            declared = _declared_type(func)
+            self.global_decl[name] = declared is not None
+            self.global_types[name] = declared if declared is not None else IncompleteType()
+
+    # --- driving ---------------------------------------------------------
+    def infer_globals(self) -> None:
+        # Polymorphic functions first, so that their callers can instantiate them.
+        names = sorted(self.functions, key=lambda n: not self.functions[n].type_params)
+        for name in names:
+            func = self.functions[name]
+            fty = self.infer_root(func, f"@{name}")
+            placeholder = self.global_types[name]
+            self.solver.unify(
+                placeholder, fty, func,
+                f"@{name} has type {{rhs}}, but its uses require {{lhs}}",
+            )
+            # Later uses see the function's own (possibly polymorphic) type.
+            if not self.global_decl[name]:
+                self.global_types[name] = fty
+
+    def infer_root(self, root: Expr, name: str) -> Type:
+        self.tvars_bound = set()
+        self.tvar_uses = []
+        fty = self._walk(root)
+        for tvar, node in self.tvar_uses:
+            if tvar not in self.tvars_bound:
+                raise _error(
+                    TypeInferenceError,
+                    f"type variable {tvar.name_hint} is not bound by the type parameters of "
+                    f"any function in {name}",
+                    node,
+                )
+        return fty
+
+    def finish(self) -> dict[str, tuple[GlobalVar, Function]]:
+        """Check that everything is determined, then build the typed copies."""
+        self._check_relations()
+        resolve = self.solver.resolve
+        for name in self.functions:
+            gv = GlobalVar(name)
+            set_checked_type(gv, resolve(self.global_types[name]))
+            self.new_gvars[name] = gv
+        self._rebuild()
+        memo = self.memo
+        return {name: (self.new_gvars[name], memo[func]) for name, func in self.functions.items()}
+
+    def _check_relations(self) -> None:
+        pending = self.solver.pending_relations()
+        if not pending:
+            return
+        rel = pending[0]
+        call = rel.where
+        args = ", ".join(type_text(self.solver.resolve(a)) for a in rel.args)
+        what = f"operator {call.op.name}" if isinstance(call.op, Op) else "this projection"
+        raise _error(
+            UnderdeterminedTypeError,
+            f"cannot infer the types of the arguments of {what} (they are ({args}), where _ is "
+            "unknown); annotate the variables they come from",
+            call,
+        )
+
+    def _require_known(self, ty: Type, node: Expr, what: str) -> None:
+        if type(ty) is TensorType or self.solver.free_var(ty) is None:
+            return
+        if type(ty) is IncompleteType:
+            known = "nothing in the program determines it"
+        else:
+            known = f"it is only known to be {type_text(ty)} (_ marks the unknown parts)"
+        raise _error(
+            UnderdeterminedTypeError,
+            f"cannot infer the type of {what}: {known}; add a type annotation",
+            node,
+        )
+
+    # --- constraint generation ---------------------------------------------
+    def _walk(self, root: Expr) -> Type:
+        """Type every node under ``root`` in post-order, with an explicit stack."""
+        ty = self.ty
+        if root in ty:
+            return ty[root]
+        order = self.order
+        solver = self.solver
+        let_bound = self.let_bound
+        stack: list[Expr] = [root]
+        push = stack.append
+        while stack:
+            node = stack[-1]
+            if node in ty:
+                stack.pop()
+                continue
+            t = type(node)
+            if t is Call:
+                pending = False
+                for arg in reversed(node.args):
+                    if arg not in ty:
+                        if type(arg) is Op:
+                            raise _op_as_value(arg, node)
+                        push(arg)
+                        pending = True
+                op = node.op
+                if type(op) is not Op and op not in ty:
+                    push(op)
+                    pending = True
+                if pending:
+                    continue
+                stack.pop()
+                if type(op) is Op:
+                    ty[node] = self._op_call(node, op)
+                else:
+                    ty[node] = self._call(node)
+            elif t is Var:
+                stack.pop()
+                ann = node.type_annotation
+                if ann is None:
+                    ty[node] = IncompleteType()
+                else:
+                    if type(ann) is not TensorType:
+                        self._note_type_vars(ann, node)
+                    ty[node] = ann
+            elif t is Let:
+                var, value = node.var, node.value
+                if value not in ty or var not in ty:
+                    if type(value) is Op:
+                        raise _op_as_value(value, node)
+                    push(value)
+                    push(var)
+                    continue
+                if node not in let_bound:
+                    # Bind before the body is typed, so that uses in the body
+                    # see the value's type (and take the fast path).
+                    let_bound.add(node)
+                    ty[var] = solver.unify(
+                        ty[var], ty[value], node,
+                        f"the value bound to %{var.name_hint} has type {{rhs}}, "
+                        f"but %{var.name_hint} has type {{lhs}}",
+                    )
+                body = node.body
+                if body not in ty:
+                    if type(body) is Op:
+                        raise _op_as_value(body, node)
+                    push(body)
+                    continue
+                stack.pop()
+                ty[node] = ty[body]
+            else:
+                kids = _KIDS[t](node) if t in _KIDS else _unknown_node(node)
+                pending = False
+                for kid in reversed(kids):
+                    if kid not in ty:
+                        if type(kid) is Op:
+                            raise _op_as_value(kid, node)
+                        push(kid)
+                        pending = True
+                if pending:
+                    continue
+                stack.pop()
+                ty[node] = _RULES[t](self, node)
+            order.append(node)
+        return ty[root]
+
+    def _note_type_vars(self, ann: Type, node: Expr) -> None:
+        stack = [ann]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, TypeVar):
+                self.tvar_uses.append((t, node))
+            elif type(t) is TupleType:
+                stack.extend(t.fields)
+            elif type(t) is FuncType:
+                stack.extend(t.arg_types)
+                stack.append(t.ret_type)
+                self.tvars_bound.update(t.type_params)
+            elif type(t) is RefType:
+                stack.append(t.value)
+
+    def _op_call(self, call: Call, op: Op) -> Type:
+        rel = self.relations.get(op)
+        if rel is None:
+            rel = op.get_attr("FTypeRelation")
+            if rel is None:
+                raise _error(
+                    TypeInferenceError, f"operator {op.name} has no type relation (FTypeRelation)", call
+                )
+            self.relations[op] = rel
+        args = call.args
+        if op.num_inputs >= 0 and len(args) != op.num_inputs:
+            raise _error(
+                TypeInferenceError,
+                f"operator {op.name} takes {op.num_inputs} argument"
+                f"{'s' if op.num_inputs != 1 else ''}, but the call gives {len(args)}",
+                call,
+            )
+        attrs = call.attrs
+        if attrs is None and op.attrs_schema is not None:
+            attrs = self._default_attrs(op, call)
+        ty = self.ty
+        arg_types = [ty[a] for a in args]
+        known = True
+        for i, t in enumerate(arg_types):
+            if type(t) is TensorType:
+                continue
+            t = self.solver.resolve(t)
+            arg_types[i] = t
+            if type(t) is not TensorType and self.solver.free_var(t) is not None:
+                known = False
+        if known:
+            return _apply_relation(op, rel, arg_types, attrs, call)
+        out = IncompleteType()
+        self.solver.add_relation(
+            lambda types: _apply_relation(op, rel, types, attrs, call), arg_types, out, call
+        )
+        return out
+
+    def _default_attrs(self, op: Op, call: Call) -> Attrs:
+        """The attributes of a call built without any: the schema's defaults, as ``make_call``."""
+        attrs = self.default_attrs.get(op)
+        if attrs is None:
+            try:
+                attrs = op.attrs_schema.build(op.name, {})
+            except AttrsError as err:
+                raise _error(TypeRelationError, f"{op.name}: {err}", call) from err
+            self.default_attrs[op] = attrs
+        return attrs
+
+    def _call(self, call: Call) -> Type:
+        solver = self.solver
+        ty = self.ty
+        callee = solver.shallow(ty[call.op])
+        arg_types = [ty[a] for a in call.args]
+        kind = type(callee)
+        if kind is FuncType:
+            params, ret = callee.arg_types, callee.ret_type
+            explicit = call.type_args
+            if callee.type_params:
+                if len(explicit) > len(callee.type_params):
+                    raise _error(
+                        TypeInferenceError,
+                        f"the call gives {len(explicit)} type arguments, but the callee has "
+                        f"{len(callee.type_params)} type parameters ({type_text(callee)})",
+                        call,
+                    )
+                for t in explicit:
+                    self._note_type_vars(t, call)
+                inst = list(explicit) + [
+                    IncompleteType() for _ in range(len(callee.type_params) - len(explicit))
+                ]
+                mapping = dict(zip(callee.type_params, inst))
+                params = [substitute_type_vars(p, mapping) for p in params]
+                ret = substitute_type_vars(ret, mapping)
+                self.instances[call] = inst
+            elif explicit:
+                raise _error(
+                    TypeInferenceError,
+                    f"the call gives {len(explicit)} type arguments, but the callee is not "
+                    f"polymorphic ({type_text(callee)})",
+                    call,
+                )
+            if len(params) != len(arg_types):
+                raise _error(
+                    TypeInferenceError,
+                    f"the callee takes {len(params)} argument{'s' if len(params) != 1 else ''}, "
+                    f"but the call gives {len(arg_types)} (the callee has type "
+                    f"{type_text(solver.resolve(callee))})",
+                    call,
+                )
+            for i, (p, a) in enumerate(zip(params, arg_types)):
+                solver.unify(
+                    p, a, call, f"argument {i} has type {{rhs}}, but the callee expects {{lhs}}"
+                )
+            return ret
+        if kind is IncompleteType:
+            ret = IncompleteType()
+            solver.unify(
+                callee, FuncType(arg_types, ret), call,
+                "the callee has type {lhs}, but the call uses it as {rhs}",
+            )
+            return ret
+        raise _error(
+            TypeMismatchError,
+            f"only functions can be called, but the callee has type "
+            f"{type_text(solver.resolve(callee))}",
+            call,
+        )
+
+    # --- node rules (other than calls and lets, handled in _walk) ----------
+    def _global_var(self, node: GlobalVar) -> Type:
+        gtype = self.global_types.get(node.name_hint)
+        if gtype is None:
+            have = ", ".join(f"@{n}" for n in self.functions) or "none"
+            raise _error(
+                TypeInferenceError,
+                f"@{node.name_hint} is not defined in the module (it has: {have})",
+                node,
+            )
+        return gtype
+
+    def _constant(self, node: Constant) -> Type:
+        data = node.data
+        key = (data.shape, data.dtype.str)
+        t = self.const_types.get(key)
+        if t is None:
+            t = self.const_types[key] = TensorType(data.shape, str(data.dtype))
+        return t
+
+    def _tuple(self, node: Tuple) -> Type:
+        ty = self.ty
+        return TupleType([ty[f] for f in node.fields])
+
+    def _tuple_getitem(self, node: TupleGetItem) -> Type:
+        tup = self.solver.shallow(self.ty[node.tuple_value])
+        if type(tup) is IncompleteType:
+            out = IncompleteType()
+            index = node.index
+            self.solver.add_relation(
+                lambda types: _project(types[0], index, node), [tup], out, node, shallow=True
+            )
+            return out
+        return _project(tup, node.index, node)
+
+    def _function(self, node: Function) -> Type:
+        ty = self.ty
+        self.tvars_bound.update(node.type_params)
+        ret = ty[node.body]
+        if node.ret_type is not None:
+            self._note_type_vars(node.ret_type, node)
+            self.solver.unify(
+                node.ret_type, ret, node,
+                "the function body has type {rhs}, but the function's return type is {lhs}",
+            )
+            ret = node.ret_type
+        return FuncType([ty[p] for p in node.params], ret, node.type_params)
+
+    def _if(self, node: If) -> Type:
+        ty = self.ty
+        solver = self.solver
+        solver.unify(
+            _BOOL_SCALAR, ty[node.cond], node,
+            "the condition of an If must have type {lhs}, but it has type {rhs}",
+        )
+        return solver.unify(
+            ty[node.true_branch], ty[node.false_branch], node,
+            "the branches of the If have types {lhs} and {rhs}, which do not unify",
+        )
+
+    def _ref_create(self, node: RefCreate) -> Type:
+        return RefType(self.ty[node.value])
+
+    def _ref_read(self, node: RefRead) -> Type:
+        value = IncompleteType()
+        self.solver.unify(
+            RefType(value), self.ty[node.ref], node,
+            "ref_read needs a reference ({lhs}), but its argument has type {rhs}",
+        )
+        return value
+
+    def _ref_write(self, node: RefWrite) -> Type:
+        self.solver.unify(
+            RefType(self.ty[node.value]), self.ty[node.ref], node,
+            "ref_write of this value needs a reference of type {lhs}, but the reference has "
+            "type {rhs}",
+        )
+        return _UNIT
+
+    # --- output ------------------------------------------------------------------
+    def _rebuild(self) -> None:
+        """Build the typed copy of every node, children first (the order of ``_walk``)."""
+        memo = self.memo
+        ty = self.ty
+        resolve = self.solver.resolve
+        free_var = self.solver.free_var
+        instances = self.instances
+        new_gvars = self.new_gvars
+        for node in self.order:
+            t = type(node)
+            typ = ty[node]
+            if type(typ) is not TensorType:
+                typ = resolve(typ)
+                if type(typ) is not TensorType and free_var(typ) is not None:
+                    self._require_known(typ, node, _describe(node))
+            if t is Call:
+                op = node.op
+                args = [memo[a] for a in node.args]
+                if type(op) is Op:
+                    new: Expr = Call(op, args, node.attrs, node.type_args, node.span)
+                else:
+                    inst = instances.get(node)
+                    if inst is None:
+                        type_args = node.type_args
+                    else:
+                        type_args = [resolve(x) for x in inst]
+                        for i, arg in enumerate(type_args):
+                            self._require_known(arg, node, f"type argument {i} of this call")
+                    new = Call(memo[op], args, node.attrs, type_args, node.span)
+            elif t is Var:
+                ann = node.type_annotation
+                if ann is None or (type(ann) is not TensorType and _has_incomplete(ann)):
+                    ann = typ
+                new = Var(node.name_hint, ann, node.span)
+            elif t is Let:
+                new = Let(memo[node.var], memo[node.value], memo[node.body], node.span)
+            elif t is Constant:
+                new = Constant(node.data, node.span)
+            elif t is GlobalVar:
+                memo[node] = new_gvars[node.name_hint]
+                continue
+            elif t is Tuple:
+                new = Tuple([memo[f] for f in node.fields], node.span)
+            elif t is TupleGetItem:
+                new = TupleGetItem(memo[node.tuple_value], node.index, node.span)
+            elif t is Function:
+                ret_type = node.ret_type
+                if ret_type is None or (type(ret_type) is not TensorType and _has_incomplete(ret_type)):
+                    ret_type = typ.ret_type
+                new = Function(
+                    [memo[p] for p in node.params], memo[node.body], ret_type,
+                    node.type_params, node.attrs, node.span,
+                )
+            elif t is If:
+                new = If(memo[node.cond], memo[node.true_branch], memo[node.false_branch], node.span)
+            elif t is RefCreate:
+                new = RefCreate(memo[node.value], node.span)
+            elif t is RefRead:
+                new = RefRead(memo[node.ref], node.span)
+            else:  # RefWrite
+                new = RefWrite(memo[node.ref], memo[node.value], node.span)
+            set_checked_type(new, typ)
+            memo[node] = new
+
+
+def _declared_type(func: Function) -> FuncType | None:
+    """The type a fully annotated function declares, which its callers can use before it is typed."""
+    if func.ret_type is None:
+        return None
+    params = []
+    for p in func.params:
+        if p.type_annotation is None:
+            return None
+        params.append(p.type_annotation)
+    return FuncType(params, func.ret_type, func.type_params)
+
+
+def _apply_relation(
+    op: Op, rel: _AnyT, arg_types: list[Type], attrs: Attrs | None, call: Call
+) -> Type:
+    """Run ``op``'s type relation; its complaints become errors about ``call``."""
+    try:
+        out = rel(arg_types, attrs)
+    except TypeRelationError as err:
+        message = str(err)
+        if not message.startswith(op.name):
+            message = f"{op.name}: {message}"
+        raise _error(TypeRelationError, message, call) from err
+    except RelayPassError as err:
+        raise _error(TypeRelationError, f"{op.name}: {err}", call) from err
+    if not isinstance(out, Type):
+        raise _error(
+            TypeRelationError,
+            f"the type relation of operator {op.name} returned {out!r}, not a type",
+            call,
+        )
+    return out
+
+
+def _project(tup: Type, index: int, node: TupleGetItem) -> Type:
+    if type(tup) is not TupleType:
+        raise _error(
+            TypeMismatchError,
+            f"cannot take field {index} of a value of type {type_text(tup)}: it is not a tuple",
+            node,
+        )
+    if not 0 <= index < len(tup.fields):
+        raise _error(
+            TypeInferenceError,
+            f"tuple index {index} is out of range for a tuple of {len(tup.fields)} "
+            f"field{'s' if len(tup.fields) != 1 else ''} ({type_text(tup)})",
+            node,
+        )
+    return tup.fields[index]
+
+
+def _op_as_value(op: Op, parent: Expr) -> TypeInferenceError:
+    return _error(
+        TypeInferenceError,
+        f"operator {op.name} is used as a value; an operator can only be called (wrap it in "
+        f"a function, e.g. fn (%x) {{ {op.name}(%x) }}, to pass it around)",
+        parent,
+    )
+
+
+def _unknown_node(node: Expr) -> tuple[Expr, ...]:
+    raise TypeInferenceError(
+        f"InferType does not handle {type(node).__name__} nodes ({node!r:.80})"
+    )
+
+
+def _has_incomplete(ty: Type) -> bool:
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if type(t) is IncompleteType:
+            return True
+        if type(t) is TupleType:
+            stack.extend(t.fields)
+        elif type(t) is FuncType:
+            stack.extend(t.arg_types)
+            stack.append(t.ret_type)
+        elif type(t) is RefType:
+            stack.append(t.value)
+    return False
+
+
+def _describe(node: Expr) -> str:
+    if type(node) is Var:
+        return f"%{node.name_hint}"
+    return f"this {type(node).__name__}"
+
+
+_KIDS = {
+    GlobalVar: lambda e: (),
+    Constant: lambda e: (),
+    Tuple: lambda e: e.fields,
+    TupleGetItem: lambda e: (e.tuple_value,),
+    Function: lambda e: (*e.params, e.body),
+    If: lambda e: (e.cond, e.true_branch, e.false_branch),
+    RefCreate: lambda e: (e.value,),
+    RefRead: lambda e: (e.ref,),
+    RefWrite: lambda e: (e.ref, e.value),
+}
+
+_RULES = {
+    GlobalVar: _Inference._global_var,
+    Constant: _Inference._constant,
+    Tuple: _Inference._tuple,
+    TupleGetItem: _Inference._tuple_getitem,
+    Function: _Inference._function,
+    If: _Inference._if,
+    RefCreate: _Inference._ref_create,
+    RefRead: _Inference._ref_read,
+    RefWrite: _Inference._ref_write,
+}

@@ -1,0 +1,110 @@
+"""ToGraphNormalForm: turn let bindings of pure values back into dataflow.
+
+Relay's GNF (``to_graph_normal_form.cc``) replaces every use of a let-bound
+variable by the (rewritten) bound value, so a value used twice becomes one
+node with two users, which is how a dataflow graph expresses sharing.  A
+recursive binding, whose value mentions its own variable, becomes
+``let %f = value; %f`` at its uses, as in Relay.
+
+Unlike Relay, a binding whose value has an effect stays a let: a reference
+created, read or written, a stateful operator, a call that may do any of
+these (decided by :mod:`.purity`, with allocating a reference counted as an
+effect).  Inlining those would change how often and in which order the
+effects happen, or drop them when the variable is unused.  Pure bindings
+whose variable is unused disappear, as in Relay.
+
+ToANormalForm followed by ToGraphNormalForm gives back the original dataflow
+graph.  Let chains are walked in a loop and dataflow with an explicit stack,
+so 100,000 nested lets are fine.
+"""
+
+from __future__ import annotations
+
+from relaypass.functor import ExprMutator
+from relaypass.ir.expr import Expr, Function, Let, Var
+from relaypass.ir.module import IRModule
+
+from .purity import PurityAnalysis
+
+__all__ = ["ToGraphNormalForm", "to_graph_normal_form"]
+
+
+class _GraphNormalForm(ExprMutator):
+    """Substitutes pure let-bound values for their variables (through the memo table)."""
+
+    def __init__(self, pure: dict[Var, bool]) -> None:
+        super().__init__()
+        self.pure = pure
+        self.binding: set[Var] = set()  # let variables whose value is being rewritten
+        self.recursive: set[Var] = set()  # ... that were mentioned in it
+
+    def visit_var(self, var: Var) -> Expr:
+        if var in self.binding:
+            self.recursive.add(var)
+        return var
+
+    def visit_let(self, let: Let) -> Expr:
+        memo = self.memo_map
+        pure = self.pure
+        chain: list[tuple[Let, Expr | None]] = []
+        node: Expr = let
+        while type(node) is Let and (node is let or node not in memo):
+            var = node.var
+            self.binding.add(var)
+            value = self.visit(node.value)
+            self.binding.discard(var)
+            if pure.get(var, False):
+                if var in self.recursive:
+                    value = Let(var, value, var)
+                # Every later use of the variable reads the value from the memo table.
+                memo[var] = value
+                chain.append((node, None))
+            else:
+                chain.append((node, value))
+            node = node.body
+        body = self.visit(node)
+        for old, value in reversed(chain):
+            if value is None:
+                new: Expr = body
+            elif value is old.value and body is old.body:
+                new = old
+            else:
+                new = Let(old.var, value, body, old.span)
+            if old is not let:
+                memo[old] = new
+            body = new
+        return body
+
+
+def to_graph_normal_form(expr: Expr, mod: IRModule | None = None) -> Expr:
+    """``expr`` with its pure let bindings turned into dataflow.
+
+    ``mod`` lets the purity analysis see through calls of global functions;
+    without it such calls are assumed to have effects.
+    """
+    analysis = PurityAnalysis(mod, allocation_is_effect=True)
+    return _GraphNormalForm(analysis.let_purity(expr)).visit(expr)
+
+
+def to_graph_normal_form_module(mod: IRModule) -> IRModule:
+    """A copy of ``mod`` with every Relay function in graph normal form.
+
+    Functions handed to an external compiler (a ``Compiler`` attribute) are
+    left as they are.
+    """
+    out = mod.copy()
+    analysis = PurityAnalysis(mod, allocation_is_effect=True)
+    for gv, func in mod.items():
+        if isinstance(func, Function) and not func.attrs.get("Compiler"):
+            out[gv] = _GraphNormalForm(analysis.let_purity(func)).visit(func)
+    return out
+
+
+def ToGraphNormalForm():  # noqa: N802
+    """The ToGraphNormalForm pass (module pass, opt_level 1)."""
+    from relaypass.transform import module_pass
+
+    def transform(mod: IRModule, ctx: object) -> IRModule:
+        return to_graph_normal_form_module(mod)
+
+    return module_pass(transform, opt_level=1, name="ToGraphNormalForm")

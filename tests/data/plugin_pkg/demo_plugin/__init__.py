@@ -1,0 +1,1 @@
+"""relaypass-demo-plugin: passes and an instrument, found through relaypass-plugin.toml."""

@@ -1,0 +1,294 @@
+"""Elementwise, broadcasting and tensor-creating operators: relations and kernels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from relaypass import relay
+from relaypass.errors import AttrsError, TypeRelationError
+from relaypass.ir import Any, Op, OpPattern, TensorType, TupleType
+from relaypass.op import TupleWrapper
+
+X, Y, Z = relay.var("x"), relay.var("y"), relay.var("z")
+rng = np.random.default_rng(0)
+
+
+def T(shape, dtype="float32"):
+    return TensorType(shape, dtype)
+
+
+def relation(call, *types):
+    call = call.astuple() if isinstance(call, TupleWrapper) else call
+    return call.op.get_attr("FTypeRelation")(list(types), call.attrs)
+
+
+def _type_of(value):
+    if isinstance(value, tuple):
+        return TupleType([_type_of(v) for v in value])
+    return TensorType(value.shape, str(value.dtype))
+
+
+def _assert_has_type(value, ty):
+    if isinstance(ty, TupleType):
+        assert isinstance(value, tuple) and len(value) == len(ty.fields)
+        for v, t in zip(value, ty.fields):
+            _assert_has_type(v, t)
+    else:
+        assert isinstance(value, np.ndarray), type(value)
+        assert str(value.dtype) == ty.dtype
+        assert len(value.shape) == ty.ndim
+        assert all(isinstance(d, Any) or d == n for d, n in zip(ty.shape, value.shape)), ty
+
+
+def evaluate(call, *values):
+    """The kernel's result, after checking it has exactly the type the relation promises."""
+    call = call.astuple() if isinstance(call, TupleWrapper) else call
+    ty = relation(call, *map(_type_of, values))
+    out = call.op.get_attr("FKernel")(list(values), call.attrs)
+    _assert_has_type(out, ty)
+    return out
+
+
+def randn(*shape, dtype="float32"):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# --- broadcasting relations -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, expected",
+    [
+        ((2, 3), (2, 3), (2, 3)),
+        ((2, 3), (3,), (2, 3)),
+        ((2, 1, 4), (3, 1), (2, 3, 4)),
+        ((), (5, 1), (5, 1)),
+        ((1,), (0,), (0,)),
+        ((Any(), 3), (1, 3), (Any(), 3)),
+        ((Any(), 1), (1, 4), (Any(), 4)),
+        ((Any(),), (5,), (5,)),
+        ((Any(),), (Any(),), (Any(),)),
+    ],
+)
+def test_broadcast_relation_shapes(lhs, rhs, expected):
+    assert relation(relay.add(X, Y), T(lhs), T(rhs)) == T(expected)
+    assert relation(relay.less(X, Y), T(lhs), T(rhs)) == T(expected, "bool")
+
+
+def test_broadcast_mismatch_names_operator_and_dimension():
+    with pytest.raises(TypeRelationError, match=r"multiply: shapes \(2, 3\) and \(4,\).*3 vs 4"):
+        relation(relay.multiply(X, Y), T((2, 3)), T((4,)))
+
+
+def test_binary_operands_must_share_dtype():
+    with pytest.raises(TypeRelationError, match="add: operand dtypes differ: float32 and int32"):
+        relation(relay.add(X, Y), T((2,)), T((2,), "int32"))
+
+
+def test_binary_operands_must_be_tensors():
+    with pytest.raises(TypeRelationError, match="subtract: the right operand must be a tensor"):
+        relation(relay.subtract(X, Y), T((2,)), TupleType([T((2,))]))
+
+
+def test_constructors_reject_python_numbers():
+    with pytest.raises(AttrsError, match="add: argument 1 must be a relay expression.*relay.const"):
+        relay.add(X, 1.0)
+
+
+# --- binary kernels -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, reference",
+    [
+        ("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+        ("divide", np.divide), ("maximum", np.maximum), ("minimum", np.minimum),
+        ("power", np.power), ("floor_divide", lambda a, b: np.floor(a / b)),
+        ("mod", np.fmod), ("floor_mod", np.mod),
+    ],
+)
+def test_binary_float_kernels_broadcast_and_keep_dtype(name, reference):
+    a = np.abs(randn(2, 1, 4)) + 0.5
+    b = np.abs(randn(3, 1)) + 0.5
+    out = evaluate(getattr(relay, name)(X, Y), a, b)
+    np.testing.assert_allclose(out, reference(a, b).astype("float32"), rtol=1e-6)
+
+
+def test_integer_division_truncates_and_floor_variants_round_down():
+    a = np.array([7, -7, 7, -7, 0], dtype="int32")
+    b = np.array([2, 2, -2, -2, 3], dtype="int32")
+    np.testing.assert_array_equal(evaluate(relay.divide(X, Y), a, b), [3, -3, -3, 3, 0])
+    np.testing.assert_array_equal(evaluate(relay.mod(X, Y), a, b), [1, -1, 1, -1, 0])
+    np.testing.assert_array_equal(evaluate(relay.floor_divide(X, Y), a, b), [3, -4, -4, 3, 0])
+    np.testing.assert_array_equal(evaluate(relay.floor_mod(X, Y), a, b), [1, 1, -1, -1, 0])
+
+
+def test_integer_power_with_negative_exponent_truncates():
+    a = np.array([2, 1, 3], dtype="int64")
+    b = np.array([-1, -2, 2], dtype="int64")
+    np.testing.assert_array_equal(evaluate(relay.power(X, Y), a, b), [0, 1, 9])
+
+
+@pytest.mark.parametrize(
+    "name, reference",
+    [
+        ("equal", np.equal), ("not_equal", np.not_equal), ("less", np.less),
+        ("less_equal", np.less_equal), ("greater", np.greater),
+        ("greater_equal", np.greater_equal),
+    ],
+)
+def test_comparisons_give_bool(name, reference):
+    a = np.array([[1, 2, 3]], dtype="int8")
+    b = np.array([[2], [2]], dtype="int8")
+    out = evaluate(getattr(relay, name)(X, Y), a, b)
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(out, reference(a, b))
+
+
+def test_logical_operators():
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    np.testing.assert_array_equal(evaluate(relay.logical_and(X, Y), a, b), a & b)
+    np.testing.assert_array_equal(evaluate(relay.logical_or(X, Y), a, b), a | b)
+    np.testing.assert_array_equal(evaluate(relay.logical_not(X), a), ~a)
+    ints = np.array([0, 3, -1], dtype="int32")
+    np.testing.assert_array_equal(evaluate(relay.logical_not(X), ints), [1, 0, 0])
+
+
+# --- unary kernels --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, reference",
+    [
+        ("negative", np.negative), ("abs", np.abs), ("exp", np.exp),
+        ("sigmoid", lambda a: 1 / (1 + np.exp(-a))), ("tanh", np.tanh),
+        ("floor", np.floor), ("ceil", np.ceil), ("round", np.round), ("trunc", np.trunc),
+        ("sign", np.sign), ("copy", np.copy), ("zeros_like", np.zeros_like),
+        ("ones_like", np.ones_like),
+        ("erf", np.vectorize(math.erf)),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unary_kernels(name, reference, dtype):
+    a = (randn(3, 4) * 3).astype(dtype)
+    out = evaluate(getattr(relay, name)(X), a)
+    np.testing.assert_allclose(out, reference(a.astype("float64")), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name, reference", [("log", np.log), ("sqrt", np.sqrt),
+                                             ("rsqrt", lambda a: 1 / np.sqrt(a))])
+def test_unary_kernels_of_positive_inputs(name, reference):
+    a = np.abs(randn(5)) + 0.1
+    np.testing.assert_allclose(evaluate(getattr(relay, name)(X), a), reference(a), rtol=1e-6)
+
+
+def test_erf_is_accurate_in_the_tails_and_at_the_series_boundary():
+    a = np.array([-30.0, -6.0, -2.5, -2.4999, -1e-8, 0.0, 0.3, 2.5, 4.0, np.inf])
+    np.testing.assert_allclose(evaluate(relay.erf(X), a), [math.erf(v) for v in a], rtol=1e-13)
+
+
+def test_round_is_half_to_even_and_rounding_keeps_integers():
+    np.testing.assert_array_equal(
+        evaluate(relay.round(X), np.array([0.5, 1.5, 2.5, -0.5], "float32")), [0, 2, 2, -0])
+    ints = np.array([-3, 4], dtype="int32")
+    for name in ("floor", "ceil", "round", "trunc"):
+        np.testing.assert_array_equal(evaluate(getattr(relay, name)(X), ints), ints)
+
+
+def test_float_functions_reject_integer_tensors():
+    with pytest.raises(TypeRelationError, match="exp: expects a floating-point tensor, got "
+                                                "dtype int32"):
+        relation(relay.exp(X), T((2,), "int32"))
+
+
+def test_unary_relation_keeps_any_dims():
+    assert relation(relay.sigmoid(X), T((Any(), 2))) == T((Any(), 2))
+    assert relation(relay.negative(X), T((), "int8")) == T((), "int8")
+
+
+# --- clip, cast, where ----------------------------------------------------------------------
+
+
+def test_clip_float_and_integer_bounds():
+    a = np.array([-3.0, -0.2, 0.4, 9.0], "float32")
+    np.testing.assert_array_equal(evaluate(relay.clip(X, -0.5, 1.0), a), np.clip(a, -0.5, 1.0))
+    ints = np.array([-100, -1, 5, 100], dtype="int8")
+    out = evaluate(relay.clip(X, -1.7, math.inf), ints)
+    np.testing.assert_array_equal(out, [-1, -1, 5, 100])
+
+
+def test_clip_bounds_must_be_numbers():
+    call = relay.Call(Op.get("clip"), [X], relay.clip(X, 0, 1).attrs.with_fields(a_min="low"))
+    with pytest.raises(TypeRelationError, match="clip: attribute a_min must be a number"):
+        relation(call, T((2,)))
+
+
+def test_cast_changes_dtype_and_rejects_unknown_dtypes():
+    assert relation(relay.cast(X, "int8"), T((2, Any()))) == T((2, Any()), "int8")
+    out = evaluate(relay.cast(X, "int32"), np.array([1.7, -1.7], "float32"))
+    np.testing.assert_array_equal(out, [1, -1])
+    assert evaluate(X.astype("float16"), np.array([1, 2], "int32")).dtype == np.float16
+    with pytest.raises(TypeRelationError, match="cast: attribute dtype is not a supported dtype: "
+                                                "'flaot32'"):
+        relation(relay.cast(X, "flaot32"), T((2,)))
+
+
+def test_where_broadcasts_all_three_and_takes_xs_dtype():
+    assert relation(relay.where(X, Y, Z), T((2, 1), "bool"), T((3,)), T((1, 3))) == T((2, 3))
+    cond = np.array([[True], [False]])
+    x, y = randn(3), randn(1, 3)
+    np.testing.assert_array_equal(evaluate(relay.where(X, Y, Z), cond, x, y),
+                                  np.where(cond, x, y))
+    ints = np.array([0, 2], "int32")
+    np.testing.assert_array_equal(
+        evaluate(relay.where(X, Y, Z), ints, np.ones(2, "float32"), np.zeros(2, "float32")),
+        [0.0, 1.0])
+    with pytest.raises(TypeRelationError, match="where: x and y must have the same dtype"):
+        relation(relay.where(X, Y, Z), T((2,), "bool"), T((2,)), T((2,), "int32"))
+    with pytest.raises(TypeRelationError, match="where: shapes"):
+        relation(relay.where(X, Y, Z), T((4,), "bool"), T((2,)), T((2,)))
+
+
+# --- creating tensors -----------------------------------------------------------------------
+
+
+def test_zeros_ones_full():
+    np.testing.assert_array_equal(evaluate(relay.zeros((2, 3), "int8")), np.zeros((2, 3), "int8"))
+    np.testing.assert_array_equal(evaluate(relay.ones([4], "float16")), np.ones(4, "float16"))
+    assert evaluate(relay.zeros((0, 2))).shape == (0, 2)
+    assert evaluate(relay.zeros(relay.const(np.array([3, 1])))).shape == (3, 1)
+    fill = relay.var("v")
+    out = evaluate(relay.full(fill, (2, 2)), np.array(1.5, "float32"))
+    np.testing.assert_array_equal(out, np.full((2, 2), 1.5, "float32"))
+    out = evaluate(relay.full(fill, 3, dtype="int32"), np.array(7.9, "float32"))
+    np.testing.assert_array_equal(out, [7, 7, 7])
+
+
+def test_full_like_and_fill_value_must_be_scalar():
+    out = evaluate(relay.full_like(X, Y), randn(2, 3), np.array(4.0, "float32"))
+    np.testing.assert_array_equal(out, np.full((2, 3), 4.0, "float32"))
+    with pytest.raises(TypeRelationError, match=r"full_like: fill_value must be a scalar.*\(2,\)"):
+        relation(relay.full_like(X, Y), T((2, 3)), T((2,)))
+    with pytest.raises(TypeRelationError, match="full: fill_value must be a scalar"):
+        relation(relay.full(Y, (2,)), T((1,)))
+
+
+def test_creation_attributes_are_checked():
+    with pytest.raises(TypeRelationError, match="zeros: attribute shape must hold values of at "
+                                                "least 0"):
+        relation(relay.zeros((2, -1)))
+    with pytest.raises(TypeRelationError, match="ones: attribute dtype is not a supported dtype"):
+        relation(relay.ones((2,), "complex64"))
+    with pytest.raises(AttrsError, match="zeros: shape must be static"):
+        relay.zeros(relay.var("s"))
+
+
+def test_elementwise_patterns_and_flags():
+    for name in ("add", "less", "maximum", "where", "logical_or", "floor_mod"):
+        assert Op.get(name).get_attr("TOpPattern") == OpPattern.BROADCAST, name
+    for name in ("exp", "negative", "clip", "cast", "zeros", "full", "ones_like", "copy"):
+        assert Op.get(name).get_attr("TOpPattern") == OpPattern.ELEMWISE, name
+        assert Op.get(name).get_attr("TOpIsStateful") is False

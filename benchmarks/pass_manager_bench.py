@@ -99,18 +99,20 @@ def main() -> None:
     plain = _seconds_per_pass(args.passes, args.repeat, instrumented=False)
     watched = _seconds_per_pass(args.passes, args.repeat, instrumented=True)
     print(f"no-op pass in a Sequential of {args.passes:,}:")
-    print(f"  without instruments      {plain * 1e6:6.2f} us/pass   (aim <= 1.5)")
-    print(f"  with one Python instrument {watched * 1e6:4.2f} us/pass")
+    print(f"  without instruments         {plain * 1e6:6.2f} us/pass   (aim <= 1.5)")
+    print(f"  with one Python instrument  {watched * 1e6:6.2f} us/pass")
 
     bare = _fresh_process_ms("pass", args.repeat)
     numpy_ms = _fresh_process_ms("import numpy", args.repeat)
     listing = _fresh_process_ms(LIST_PASSES, args.repeat)
-    print("fresh process (min of {}):".format(args.repeat))
-    print(f"  python -c pass           {bare:6.1f} ms")
-    print(f"  python -c 'import numpy' {numpy_ms:6.1f} ms")
-    print(f"  list passes+instruments  {listing:6.1f} ms   ({listing / numpy_ms:.2f}x numpy; aim <= 1.5x)")
+    print(f"fresh process (min of {args.repeat}):")
+    print(f"  python -c pass              {bare:6.1f} ms")
+    print(f"  python -c 'import numpy'    {numpy_ms:6.1f} ms")
+    print(f"  list passes + instruments   {listing:6.1f} ms   "
+          f"({listing / numpy_ms:.2f}x numpy; aim <= 1.5x)")
     name, ms = _get_pass_ms(args.repeat)
-    print(f"  import relaypass -> get_pass({name!r}) resolved  {ms:6.1f} ms (in-process clock)")
+    print(f"  import relaypass -> get_pass({name!r}) resolved: {ms:.1f} ms "
+          "(measured inside the process)")
 
 
 if __name__ == "__main__":

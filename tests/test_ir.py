@@ -258,3 +258,10 @@ def test_deep_let_chain_analyses_without_recursion():
     assert relay.analysis.free_vars(expr) == [x]
     assert relay.analysis.well_formed(expr)
     assert isinstance(Call(Op.get("add"), [x, x]), Call)
+
+
+def test_well_formed_sees_a_var_used_inside_then_outside_its_scope():
+    x = relay.var("x", shape=(2,))
+    t = relay.var("t")
+    expr = relay.Function([x], relay.Tuple([relay.Let(t, x, relay.add(t, t)), relay.negative(t)]))
+    assert "outside the scope" in relay.analysis.ill_formed_reason(expr)

@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from relaypass.functor import post_order_visit
 from relaypass.ir import (
     Call,
     Constant,
-    FuncType,
     Function,
+    FuncType,
     GlobalVar,
     If,
     IRModule,
@@ -192,7 +191,7 @@ def test_every_feature_appears():
     def collect(mod):
         for _gv, func in mod.items():
             seen.update(node_kinds(func))
-        seen["functions in a module: %d" % len(mod)] += 1
+        seen[f"functions in a module: {len(mod)}"] += 1
 
     collect()
     for kind in ["Let", "If", "Tuple", "TupleGetItem", "Function", "Constant", "RefCreate",

@@ -13,10 +13,9 @@ import sys
 
 import numpy as np
 import pytest
+import relaypass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import relaypass
 from relaypass import relay
 from relaypass.errors import ParseError
 from relaypass.ir import (
@@ -24,8 +23,8 @@ from relaypass.ir import (
     Attrs,
     Call,
     Constant,
-    FuncType,
     Function,
+    FuncType,
     GlobalVar,
     If,
     IncompleteType,

@@ -25,6 +25,10 @@ from typing import Any
 
 __all__ = ["PassInstrument", "pass_instrument"]
 
+# Registered instruments are attributes too, resolved by name on first read:
+# ``from relaypass.instrument import PassTimingInstrument`` as with
+# ``tvm.ir.instrument`` (see ``__getattr__`` at the end).
+
 
 class _ClassName:
     """A default ``name`` that an instance or subclass may simply assign over."""
@@ -86,3 +90,25 @@ def pass_instrument(pi_cls: type | None = None) -> Any:
     if pi_cls is None:
         return wrap
     return wrap(pi_cls)
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from .transform.registry import get_registry
+
+    registry = get_registry()
+    try:
+        spec = registry.instrument_spec(name)
+    except LookupError:
+        raise AttributeError(
+            f"module 'relaypass.instrument' has no attribute {name!r}, and no instrument "
+            "of that name is registered (list_instruments() shows them)"
+        ) from None
+
+    def construct(**options: Any) -> PassInstrument:
+        return registry.build_instrument(name, options)
+
+    construct.__name__ = construct.__qualname__ = name
+    construct.__doc__ = f"{spec.help or 'The ' + name + ' instrument.'}\n\n(from {spec.origin})"
+    return construct

@@ -7,11 +7,13 @@ every call of a polymorphic function carries its ``type_args``.  Calls of
 operators keep their ``type_args`` as written (Relay fills in the argument
 types, which are already each argument's ``checked_type``; the text format
 prints ``type_args``, so repeating them would bury every typed program's
-text).  The input is never
-touched: nodes are immutable and shared, so the output is a fresh copy of
-every function -- new variables (substituted consistently), new global
-variables (each with its function's type), new constants sharing their
-read-only arrays.  Operators are singletons and stay untyped.
+text).
+
+The input is never touched: nodes are immutable and shared, so the output is
+a fresh copy of every function -- new variables (substituted consistently),
+new global variables (each with its function's type), new constants sharing
+their read-only arrays.  Operators are singletons and stay untyped; an
+operator anywhere but in the callee position of a call is an error.
 
 How it works, and why it is fast on large programs:
 
@@ -257,15 +259,19 @@ class _Inference:
         if not pending:
             return
         rel = pending[0]
-        call = rel.where
+        where = rel.where
         args = ", ".join(type_text(self.solver.resolve(a)) for a in rel.args)
-        what = f"operator {call.op.name}" if isinstance(call.op, Op) else "this projection"
-        raise _error(
-            UnderdeterminedTypeError,
-            f"cannot infer the types of the arguments of {what} (they are ({args}), where _ is "
-            "unknown); annotate the variables they come from",
-            call,
-        )
+        if isinstance(where, Call):
+            message = (
+                f"cannot infer the types of the arguments of operator {where.op.name} (they are "
+                f"({args}), where _ is unknown); annotate the variables they come from"
+            )
+        else:
+            message = (
+                f"cannot infer the type of the tuple this projection reads (it is {args}, where "
+                "_ is unknown); annotate the variables it comes from"
+            )
+        raise _error(UnderdeterminedTypeError, message, where)
 
     def _require_known(self, ty: Type, node: Expr, what: str) -> None:
         if type(ty) is TensorType or self.solver.free_var(ty) is None:
@@ -387,7 +393,9 @@ class _Inference:
             rel = op.get_attr("FTypeRelation")
             if rel is None:
                 raise _error(
-                    TypeInferenceError, f"operator {op.name} has no type relation (FTypeRelation)", call
+                    TypeInferenceError,
+                    f"operator {op.name} has no type relation (FTypeRelation)",
+                    call,
                 )
             self.relations[op] = rel
         args = call.args
@@ -617,14 +625,18 @@ class _Inference:
                 new = TupleGetItem(memo[node.tuple_value], node.index, node.span)
             elif t is Function:
                 ret_type = node.ret_type
-                if ret_type is None or (type(ret_type) is not TensorType and _has_incomplete(ret_type)):
+                if ret_type is None or (
+                    type(ret_type) is not TensorType and _has_incomplete(ret_type)
+                ):
                     ret_type = typ.ret_type
                 new = Function(
                     [memo[p] for p in node.params], memo[node.body], ret_type,
                     node.type_params, node.attrs, node.span,
                 )
             elif t is If:
-                new = If(memo[node.cond], memo[node.true_branch], memo[node.false_branch], node.span)
+                new = If(
+                    memo[node.cond], memo[node.true_branch], memo[node.false_branch], node.span
+                )
             elif t is RefCreate:
                 new = RefCreate(memo[node.value], node.span)
             elif t is RefRead:
@@ -636,7 +648,7 @@ class _Inference:
 
 
 def _declared_type(func: Function) -> FuncType | None:
-    """The type a fully annotated function declares, which its callers can use before it is typed."""
+    """The type a fully annotated function declares: callers can use it before it is typed."""
     if func.ret_type is None:
         return None
     params = []
@@ -696,6 +708,12 @@ def _op_as_value(op: Op, parent: Expr) -> TypeInferenceError:
 
 
 def _unknown_node(node: Expr) -> tuple[Expr, ...]:
+    if isinstance(node, Op):
+        raise _error(
+            TypeInferenceError,
+            f"operator {node.name} is not a value; an operator can only be called",
+            node,
+        )
     raise TypeInferenceError(
         f"InferType does not handle {type(node).__name__} nodes ({node!r:.80})"
     )

@@ -197,7 +197,9 @@ class TypeSolver:
         return None
 
     # --- unification --------------------------------------------------------
-    def unify(self, lhs: Type, rhs: Type, where: object = None, what: str = DEFAULT_MISMATCH) -> Type:
+    def unify(
+        self, lhs: Type, rhs: Type, where: object = None, what: str = DEFAULT_MISMATCH
+    ) -> Type:
         """Make ``lhs`` and ``rhs`` equal and return the unified type.
 
         On failure raises :class:`TypeMismatchError` whose message is ``what``
@@ -325,7 +327,9 @@ class TypeSolver:
 
     def _unify_func(self, a: FuncType, b: FuncType) -> FuncType:
         if len(a.arg_types) != len(b.arg_types):
-            raise _Clash(a, b, f"functions of {len(a.arg_types)} and {len(b.arg_types)} parameters")
+            raise _Clash(
+                a, b, f"functions of {len(a.arg_types)} and {len(b.arg_types)} parameters"
+            )
         # As Relay: rename the type parameters of the more polymorphic side to
         # the other side's, and instantiate the ones it has in excess.
         if len(a.type_params) < len(b.type_params):

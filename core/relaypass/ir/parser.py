@@ -18,13 +18,11 @@ from __future__ import annotations
 import base64
 import binascii
 import difflib
-import gc
 import io
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from itertools import accumulate
 from operator import add, itemgetter
 from typing import Any as _AnyT
@@ -51,7 +49,7 @@ from .expr import (
 from .module import IRModule
 from .node import Span
 from .op import Op
-from .printer import DTYPE_RE, DTYPE_SUFFIX, TEXT_VERSION
+from .printer import DTYPE_RE, DTYPE_SUFFIX, TEXT_VERSION, gc_paused
 from .types import (
     Any,
     FuncType,
@@ -110,35 +108,14 @@ _MISSING = object()
 
 def parse(text: str, source_name: str = "<string>") -> IRModule:
     """Parse the text of a module: optional ``#[...]`` directives, then ``def``s."""
-    with _gc_paused():
+    with gc_paused():
         return _Parser(text, source_name, module=True).parse_module()
 
 
 def parse_expr(text: str, source_name: str = "<string>") -> Expr:
     """Parse the text of one expression (what ``str(expr)`` prints)."""
-    with _gc_paused():
+    with gc_paused():
         return _Parser(text, source_name, module=False).parse_expression_text()
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Keep the cyclic garbage collector out of a parse.
-
-    A parse allocates one node, span and list entry after another and keeps
-    them all; none of them forms a reference cycle, yet each allocation counts
-    towards the collector's thresholds, which makes it walk the growing heap
-    again and again (half the time of a 100,000-statement parse).  Pausing it
-    loses nothing: whatever cycles other code makes meanwhile are collected
-    after the parse.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _quote(tok: str) -> str:

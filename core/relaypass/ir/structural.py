@@ -85,8 +85,17 @@ def _path_text(path: object) -> str:
     while path is not None:
         path, label = path  # type: ignore[misc]
         labels.append(label)
-    text = "".join(reversed(labels))
+    labels.reverse()
+    if len(labels) > _PATH_LABELS:
+        # A difference deep in a long chain: keep both ends readable.
+        half = _PATH_LABELS // 2
+        skipped = len(labels) - 2 * half
+        labels = [*labels[:half], f"...({skipped} more)...", *labels[-half:]]
+    text = "".join(labels)
     return text[1:] if text.startswith(".") else (text or "(root)")
+
+
+_PATH_LABELS = 40
 
 
 class _Comparer:
@@ -746,12 +755,9 @@ class _Hasher:
 
     def function_header(self, func: Function) -> int:
         """Hash a function's signature and give its parameters their tokens."""
+        # Type parameters first: the annotations below may use them.
+        self.bind_type_params(func.type_params, len(func.params))
         ann = tuple(self.type_hash(p.type_annotation) for p in func.params)
-        signature = hash((len(func.type_params), ann))
-        self.bind_type_params(func.type_params, signature)
-        # Recompute with the type parameters bound, so annotations that use them hash alike.
-        if func.type_params:
-            ann = tuple(self.type_hash(p.type_annotation) for p in func.params)
         ret = self.type_hash(func.ret_type)
         signature = hash((len(func.type_params), ann, ret))
         n = len(func.params)

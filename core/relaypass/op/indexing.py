@@ -288,7 +288,7 @@ def strided_slice(data: Expr, begin, end, strides=None, axes=None, slice_mode: s
     """Slice ``data``; missing trailing axes are taken whole, as in Relay."""
     return call(
         "strided_slice", [data], begin=_ints(begin), end=_ints(end),
-        strides=_ints(strides or (1,)), slice_mode=slice_mode,
+        strides=(_ints(strides) if strides is not None else ()) or (1,), slice_mode=slice_mode,
         axes=None if axes is None else _ints(axes),
     )
 

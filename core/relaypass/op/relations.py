@@ -272,6 +272,35 @@ def identity_rel(op_name: str):
     return rel
 
 
+ARG_TYPES = "FInferArgTypes"
+"""Optional operator attribute: ``infer(known_arg_types, attrs) -> list[Type | None]``.
+
+Relay's relations may also fix the types of their *arguments* (batch_norm's
+gamma is a vector as long as data's channel axis; conv2d's weight follows from
+``channels`` and ``kernel_size``), which lets programs leave parameters
+unannotated.  ``known_arg_types`` holds None where an argument's type is not
+known yet; the function returns, per argument, the type it must have (or
+None when it does not say).  Type inference unifies these with the unknown
+arguments before the relation itself runs.
+"""
+
+
+def vector_arg_types(op_name: str, first: int, count: int, axis_attr: str = "axis"):
+    """Argument types of an operator whose arguments ``first..count-1`` are vectors as long
+    as the data's ``axis`` (bias_add's bias, batch_norm's gamma, beta, mean, variance)."""
+
+    def infer(known: Sequence[Type | None], attrs: Attrs) -> list[Type | None]:
+        out: list[Type | None] = [None] * count
+        data = known[0]
+        if type(data) is TensorType:
+            axis = normalize_axis(attrs[axis_attr], data.ndim, op_name)
+            vec = TensorType((data.shape[axis],), data.dtype)
+            out[first:] = [vec] * (count - first)
+        return out
+
+    return infer
+
+
 def float_identity_rel(op_name: str):
     """The relation of a unary floating-point function (exp, log, sigmoid, ...)."""
     what = f"{op_name}: the argument"

@@ -128,13 +128,13 @@ def ill_formed_reason(expr: Expr) -> str | None:
                 in_scope.discard(v)
             continue
         node = item
-        if node in seen:
-            continue
-        seen.add(node)  # type: ignore[arg-type]
         if type(node) is Var:
             if node in bound_anywhere and node not in in_scope:
                 return f"variable %{node.name_hint} is used outside the scope that binds it"
             continue
+        if node in seen:
+            continue
+        seen.add(node)  # type: ignore[arg-type]
         if isinstance(node, Function):
             binders = node.params
         elif isinstance(node, Let):

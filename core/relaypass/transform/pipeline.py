@@ -152,7 +152,7 @@ class _Reader:
         near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         if near:
             return f"; did you mean {', '.join(repr(n) for n in near)}?"
-        return " (list_passes() or `relaypass list` shows the registered passes)"
+        return " (list_passes() shows the registered passes)"
 
     def entry(self, item: Any, path: str) -> PassRef | SequenceRef:
         if isinstance(item, str):

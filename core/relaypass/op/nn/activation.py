@@ -13,10 +13,11 @@ import numpy as np
 
 from ...ir.attrs import Attrs
 from ...ir.expr import Call, Expr
-from ...ir.op import OpPattern, register_op
+from ...ir.op import OpPattern, register_op, register_op_attr
 from ...ir.types import TupleType, Type
 from ..builder import call
 from ..relations import (
+    ARG_TYPES,
     attr_number,
     dims_equal_or_unknown,
     expect_float,
@@ -26,6 +27,7 @@ from ..relations import (
     identity_rel,
     normalize_axis,
     shape_str,
+    vector_arg_types,
 )
 from ..tuple_wrapper import TupleWrapper
 
@@ -80,6 +82,7 @@ register_op(
     pattern=OpPattern.BROADCAST, attrs={"axis": 1}, attrs_type_key="relay.attrs.PReluAttrs",
     description="Leaky relu with a learned slope per channel along axis.",
 )
+register_op_attr("nn.prelu", ARG_TYPES, vector_arg_types("nn.prelu", 1, 2))
 
 
 def _softmax_rel(op_name: str):

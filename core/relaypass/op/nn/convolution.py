@@ -22,11 +22,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ir.attrs import Attrs
 from ...ir.expr import Call, Expr
-from ...ir.op import OpPattern, register_op
+from ...ir.op import OpPattern, register_op, register_op_attr
 from ...ir.types import Any, Dim, TensorType, Type
 from ..builder import call, pad_tuple2d, repeat_int
 from ..layout import Layout
 from ..relations import (
+    ARG_TYPES,
     attr_dtype,
     attr_int,
     attr_ints,
@@ -276,6 +277,36 @@ register_op(
     attrs_type_key="relay.attrs.Conv2DTransposeAttrs",
     description="2-D transposed convolution (the gradient of conv2d with respect to its data).",
 )
+
+
+def _weight_arg_types(op_name: str, letters: str, transpose: bool):
+    """The weight's type from ``channels`` and ``kernel_size``, as Relay infers it."""
+
+    def infer(known: Sequence[Type | None], attrs: Attrs) -> list[Type | None]:
+        data = known[0]
+        if type(data) is not TensorType or attrs.channels is None or attrs.kernel_size is None:
+            return [None, None]
+        p = _ConvParams(attrs, op_name, letters)
+        if data.ndim != 4:
+            return [None, None]
+        channels = attr_int(attrs.channels, "channels", op_name, minimum=1)
+        kh, kw = attrs.kernel_size
+        c = data.shape[p.data_pos[1]]
+        if transpose:  # IOHW: all input channels, output channels per group
+            dims = (c, channels // p.groups, kh, kw)
+        else:  # OIHW: output channels, input channels per group
+            dims = (channels, Any() if is_any(c) else c // p.groups, kh, kw)
+        shape: list[Dim] = [0] * 4
+        for letter_index, pos in enumerate(p.kernel_pos):
+            shape[pos] = dims[letter_index]
+        return [None, TensorType(shape, data.dtype)]
+
+    return infer
+
+
+register_op_attr("nn.conv2d", ARG_TYPES, _weight_arg_types("nn.conv2d", "OIHW", False))
+register_op_attr("nn.conv2d_transpose", ARG_TYPES,
+                 _weight_arg_types("nn.conv2d_transpose", "IOHW", True))
 
 
 # --- constructors -------------------------------------------------------------------------------

@@ -15,10 +15,11 @@ import numpy as np
 
 from ...ir.attrs import Attrs
 from ...ir.expr import Call, Expr
-from ...ir.op import OpPattern, register_op
+from ...ir.op import OpPattern, register_op, register_op_attr
 from ...ir.types import Dim, TensorType, Type
 from ..builder import call
 from ..relations import (
+    ARG_TYPES,
     attr_bool,
     attr_dtype,
     attr_int,
@@ -29,6 +30,7 @@ from ..relations import (
     fail,
     normalize_axis,
     shape_str,
+    vector_arg_types,
 )
 
 __all__ = ["dense", "matmul", "batch_matmul", "bias_add"]
@@ -97,6 +99,17 @@ register_op(
     attrs_type_key="relay.attrs.DenseAttrs",
     description="data @ weight.T with weight of shape (units, in_dim).",
 )
+
+
+def _dense_arg_types(known: Sequence[Type | None], attrs: Attrs) -> list[Type | None]:
+    data = known[0]
+    if type(data) is not TensorType or attrs.units is None or data.ndim < 1:
+        return [None, None]
+    units = attr_int(attrs.units, "units", "nn.dense", minimum=1)
+    return [None, TensorType((units, data.shape[-1]), data.dtype)]
+
+
+register_op_attr("nn.dense", ARG_TYPES, _dense_arg_types)
 register_op(
     "nn.matmul", num_inputs=2, type_relation=_matmul_rel,
     kernel=lambda args, attrs: _product(args[0], args[1], attrs.out_dtype, attrs.transpose_a,
@@ -165,6 +178,7 @@ register_op(
     pattern=OpPattern.BROADCAST, attrs={"axis": 1}, attrs_type_key="relay.attrs.BiasAddAttrs",
     description="Add a 1-D bias along one axis.",
 )
+register_op_attr("nn.bias_add", ARG_TYPES, vector_arg_types("nn.bias_add", 1, 2))
 
 
 # --- constructors -------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ir.attrs import Attrs
 from ...ir.expr import Call, Expr
-from ...ir.op import OpPattern, register_op
+from ...ir.op import OpPattern, register_op, register_op_attr
 from ...ir.types import TensorType, TupleType, Type
 from ..builder import call
 from ..relations import (
+    ARG_TYPES,
     attr_bool,
     attr_int,
     attr_number,
@@ -22,6 +23,7 @@ from ..relations import (
     fail,
     normalize_axis,
     shape_str,
+    vector_arg_types,
 )
 from ..tuple_wrapper import TupleWrapper
 
@@ -86,6 +88,7 @@ register_op(
     description="Batch normalization with the moving statistics (inference); returns "
     "(out, moving_mean, moving_var).",
 )
+register_op_attr("nn.batch_norm", ARG_TYPES, vector_arg_types("nn.batch_norm", 1, 5))
 
 
 def _layer_norm_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
@@ -118,6 +121,7 @@ register_op(
     description="Normalize each slice along axis to zero mean and unit variance, then scale "
     "and shift.",
 )
+register_op_attr("nn.layer_norm", ARG_TYPES, vector_arg_types("nn.layer_norm", 1, 3))
 
 
 def _lrn_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:

@@ -478,6 +478,17 @@ def test_idempotent_on_polymorphic_calls():
     assert twice["main"].body.type_args == (F32,)
 
 
+def test_typed_module_prints_and_parses_back():
+    a = TypeVar("A")
+    x = Var("x", a)
+    mod = IRModule({"id": Function([x], x, a, [a])})
+    f = relay.var("f", F32)
+    mod["main"] = Function([f], Call(mod.get_global_var("id"), [f]))
+    for source in (mod, _sample_module()):
+        typed = infer_type_module(source)
+        relaypass.ir.assert_structural_equal(relaypass.parse(typed.astext()), typed)
+
+
 def test_module_attrs_are_kept():
     mod = _sample_module().with_attr("executor", "graph")
     assert infer_type_module(mod).attrs["executor"] == "graph"

@@ -278,3 +278,13 @@ def test_instruments_see_the_module_before_and_after():
     with PassContext(instruments=[Watch()]):
         out = _noop("p")(mod)
     assert seen["before"] is mod and seen["after"] is out
+
+
+def test_registered_instruments_are_attributes_of_the_instrument_module():
+    import relaypass.instrument as instrument_module
+    from relaypass.instrument import PassTimingInstrument
+
+    timing = PassTimingInstrument()
+    assert isinstance(timing, PassInstrument)
+    with pytest.raises(AttributeError, match="no instrument of that name"):
+        instrument_module.NoSuchInstrument  # noqa: B018

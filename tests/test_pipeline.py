@@ -258,3 +258,35 @@ def test_standard_passes_and_instruments_in_a_pipeline(tmp_path):
     assert out["main"].checked_type is not None
     table = pipeline.instruments[0].render()
     assert "InferType" in table and "DeadCodeElimination" in table
+
+
+def _doc_blocks(lang: str) -> list[str]:
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "pipeline-files.md").read_text()
+    start = text.index("## A complete example")
+    blocks = text[start:].split("```")
+    return [b[len(lang) + 1:] if b.startswith(lang + "\n") else b[1:] for b in blocks[1:4:2]]
+
+
+def test_the_documented_example_validates_runs_and_explains_as_documented(tmp_path, capsys):
+    @register_pass(name="FoldScaleAxis", opt_level=3, kind="function", required=["InferType"],
+                   config=[("my_passes.FoldScaleAxis.max_depth", int, 8, "how far")],
+                   options=[("backward", bool, True, "fold backwards too")])
+    def fold_scale_axis(backward=True):
+        from relaypass.transform import function_pass
+
+        return function_pass(lambda f, m, c: f, opt_level=3, name="FoldScaleAxis",
+                             required=["InferType"])
+
+    try:
+        example, explained = _doc_blocks("toml")
+        path = _write(tmp_path, example, "inference.toml")
+        spec = read_pipeline(path)
+        assert spec.explain().replace(str(path), "inference.toml") == explained.strip()
+        pipeline = spec.build()
+        out = pipeline(_module())
+        assert out["main"].checked_type is not None
+        assert "FoldScaleAxis" in capsys.readouterr().out  # the timing table, on exit
+    finally:
+        unregister_pass("FoldScaleAxis")

@@ -48,7 +48,7 @@ from relaypass.ir import (
 )
 from relaypass.ir.parser import parse, parse_expr
 from relaypass.ir.printer import type_to_text
-from relaypass.testing.strategies import modules
+from relaypass.testing.strategies import modules, programs
 
 F32 = TensorType((1, 3), "float32")
 
@@ -497,6 +497,12 @@ def test_load_errors_name_the_file(tmp_path):
 @given(modules(size=(1, 15), features={"let", "if", "fn", "global", "tuple", "ref"}))
 def test_random_programs_round_trip(mod):
     roundtrip(mod)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(size=(1, 12), features={"let", "if", "fn", "tuple", "ref"}))
+def test_random_functions_round_trip_as_expressions(func):
+    roundtrip_expr(func, map_free_vars=False)
 
 
 def _chain(n: int) -> IRModule:

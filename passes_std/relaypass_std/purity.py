@@ -16,6 +16,13 @@ parameters of function type are assumed call-impure; a global function is as
 pure as its body, and a global that is not a Relay function (or is marked
 ``Extern``) is assumed call-impure.
 
+Relay reads "is this value a function?" from ``checked_type``.  Here that
+question is also answered from the program itself, so untyped programs are
+analysed as precisely as typed ones: operators return tensors or tuples of
+tensors, constants and tuples of such are data, a function returns data when
+its body does, and so on; a value of unknown shape counts as a possible
+function, which only ever makes the answer more conservative.
+
 Where this differs from Relay, it is on the safe or exact side:
 
 * the value stored by ``ref(value)`` counts (Relay ignores it); and callers can
@@ -26,11 +33,6 @@ Where this differs from Relay, it is on the safe or exact side:
   optimistic guess for the calls inside the function's own body);
 * there is no depth cut-off (Relay assumes calls nested 25 deep are impure);
   nothing here recurses along dataflow or let chains, so depth costs nothing.
-
-Function types come from ``checked_type`` when type inference has run; without
-it, operator calls are known to be first-order and anything else of unknown
-type is treated as possibly higher-order, which only ever makes the answer
-more conservative.
 """
 
 from __future__ import annotations
@@ -52,14 +54,17 @@ from relaypass.ir.expr import (
 )
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
-from relaypass.ir.types import FuncType
+from relaypass.ir.types import FuncType, RefType, TensorType, TupleType, Type
 
 __all__ = ["PurityAnalysis", "let_purity"]
 
-# A purity is a 2-bit int: bit 0 "pure eval", bit 1 "pure call".
-_EVAL = 1
-_CALL = 2
-_PURE = 3
+# What the analysis knows about a value, as bits of an int.
+_EVAL = 1  # evaluating it is pure
+_CALL = 2  # calling it (if it is a function) is pure
+_DATA = 4  # it is a tensor or a tuple of data: no function anywhere in it
+_RDATA = 8  # it is a function whose result is data
+
+_PURE = _EVAL | _CALL
 
 # Work items on the explicit stack, besides plain expressions.
 _EXIT = 0  # combine the children of a node
@@ -74,17 +79,37 @@ def _nonzero(value: object) -> bool:
         return True
 
 
-def _first_order(expr: Expr) -> bool:
-    """Whether ``expr`` is certainly not a function (unknown types count as "maybe")."""
-    ty = expr._checked_type
+def _is_data_type(ty: Type) -> bool:
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TensorType) or isinstance(t, RefType):
+            continue
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+            continue
+        return False
+    return True
+
+
+def _type_bits(ty: Type | None) -> int:
+    """What a type says: data, or a function returning data (0 when it says neither)."""
     if ty is None:
-        if type(expr) is Var:
-            ty = expr.type_annotation
-        elif type(expr) is Call and type(expr.op) is Op:
-            return True
-        if ty is None:
-            return False
-    return not isinstance(ty, FuncType)
+        return 0
+    if isinstance(ty, FuncType):
+        return _RDATA if _is_data_type(ty.ret_type) else 0
+    return _DATA if _is_data_type(ty) else 0
+
+
+def _first_order_type(expr: Expr) -> bool:
+    """Whether the inferred type of ``expr`` says it is not a function."""
+    ty = expr._checked_type
+    return ty is not None and not isinstance(ty, FuncType)
+
+
+def _call_bit(expr: Expr, bits: int) -> int:
+    """The pure-call bit of a value known by ``bits``: always set for first-order values."""
+    return _CALL if bits & _DATA or _first_order_type(expr) else 0
 
 
 class PurityAnalysis:
@@ -100,22 +125,20 @@ class PurityAnalysis:
         self._alloc_pure = 0 if allocation_is_effect else _EVAL
         self._globals: dict[str, int] | None = None
 
-    # --- public ---------------------------------------------------------------------------
     def let_purity(self, expr: Expr) -> dict[Var, bool]:
         """For every let-bound variable in ``expr``: is evaluating its value free of effects?"""
-        run = _Run(self, self._global_lookup)
+        run = _Run(self._alloc_pure, self._global_bits)
         run.purity(expr)
         return {var: bool(p & _EVAL) for var, p in run.let_vars.items()}
 
-    # --- globals --------------------------------------------------------------------------
-    def _global_lookup(self, gv: GlobalVar) -> int:
+    def _global_bits(self, gv: GlobalVar) -> int:
         if self._globals is None:
             self._globals = self._global_fixpoint()
         # Not a Relay function of this module (or extern): calling it may do anything.
         return self._globals.get(gv.name_hint, _EVAL)
 
     def _global_fixpoint(self) -> dict[str, int]:
-        """Purity of every global function by name, assuming pure until shown otherwise.
+        """What is known of every global function, by name, assuming pure until shown otherwise.
 
         Each round re-analyses every global with the current assumptions; the
         assumptions only ever weaken, so this stops after at most one round
@@ -127,7 +150,7 @@ class PurityAnalysis:
         funcs = []
         for gv, func in self._mod.items():
             if isinstance(func, Function) and not _nonzero(func.attrs.get("Extern", 0)):
-                table[gv.name_hint] = _PURE
+                table[gv.name_hint] = _PURE | _RDATA
                 funcs.append((gv.name_hint, func))
 
         def lookup(gv: GlobalVar) -> int:
@@ -135,12 +158,12 @@ class PurityAnalysis:
 
         changed = True
         while changed:
-            run = _Run(self, lookup)
+            run = _Run(self._alloc_pure, lookup)
             changed = False
             for name, func in funcs:
-                p = run.purity(func)
-                if p != table[name]:
-                    table[name] = p
+                bits = run.purity(func)
+                if bits != table[name]:
+                    table[name] = bits
                     changed = True
         return table
 
@@ -148,32 +171,34 @@ class PurityAnalysis:
 class _Run:
     """One analysis pass: post-order with an explicit stack, memoized by node identity."""
 
-    def __init__(self, owner: PurityAnalysis, global_lookup) -> None:
-        self.alloc_pure = owner._alloc_pure
-        self.global_lookup = global_lookup
+    def __init__(self, alloc_pure: int, global_bits) -> None:
+        self.alloc_pure = alloc_pure
+        self.global_bits = global_bits
         self.memo: dict[Expr, int] = {}
         self.var_state: dict[Var, int] = {}  # params and let variables
-        self.let_vars: dict[Var, int] = {}  # let variables only: purity of the bound value
+        self.let_vars: dict[Var, int] = {}  # let variables only: what is known of their value
         self.assumed: set[Var] = set()  # let variables whose value is being analysed
         self.recursive: set[Var] = set()  # ... and that were mentioned while it was
 
     def leaf(self, node: Expr) -> int:
-        """Purity of a node without children (never memoized for variables)."""
+        """What is known of a node without children (never memoized for variables)."""
         t = type(node)
         if t is Var:
             state = self.var_state.get(node)
             if state is None:
-                return _EVAL | (_CALL if _first_order(node) else 0)
+                bits = _type_bits(node.type_annotation) | _type_bits(node._checked_type)
+                return _EVAL | bits | _call_bit(node, bits)
             if node in self.assumed:
                 self.recursive.add(node)
-            return _EVAL | (state & _CALL)
+            return _EVAL | (state & ~_EVAL)
         if t is Constant:
-            return _PURE
+            return _PURE | _DATA
         if t is GlobalVar:
-            return _EVAL | (self.global_lookup(node) & _CALL)
+            return _EVAL | (self.global_bits(node) & (_CALL | _RDATA))
         if isinstance(node, Op):
-            return _EVAL if _nonzero(node.get_attr("TOpIsStateful")) else _PURE
-        raise TypeError(f"purity analysis: unexpected expression {type(node).__name__}")
+            stateful = _nonzero(node.get_attr("TOpIsStateful"))
+            return _EVAL | _RDATA | (0 if stateful else _CALL)
+        raise TypeError(f"purity analysis: unexpected expression {t.__name__}")
 
     def purity(self, root: Expr) -> int:
         memo = self.memo
@@ -195,25 +220,28 @@ class _Run:
                 elif kind == _LET_VALUE:
                     var = node.var
                     p = of(node.value)
-                    if var in self.recursive and not p & _CALL and var_state[var] & _CALL:
-                        # The optimistic guess was wrong: analyse the value again, call-impure.
+                    guess = var_state[var] & (_CALL | _RDATA)
+                    if var in self.recursive and guess & ~p:
+                        # The guess for a recursive value was too good: analyse it again,
+                        # assuming only what this round showed.  Guesses only ever weaken.
                         start = item[2]
                         for key in list(memo)[start:]:
                             del memo[key]
                         self.recursive.discard(var)
-                        var_state[var] = _EVAL
+                        var_state[var] = _EVAL | (guess & p)
                         push((_LET_VALUE, node, len(memo)))
                         push(node.value)
                         continue
                     self.assumed.discard(var)
-                    var_state[var] = p
+                    bits = p | _type_bits(var.type_annotation)
+                    var_state[var] = bits
                     self.let_vars[var] = p
                     push((_LET_EXIT, node))
                     push(node.body)
                 else:  # _LET_EXIT
                     value = of(node.value)
                     body = of(node.body)
-                    memo[node] = (value & body & _EVAL) | (body & _CALL)
+                    memo[node] = (value & body & _EVAL) | (body & ~_EVAL)
                 continue
             node = item
             if node in memo:
@@ -235,13 +263,16 @@ class _Run:
                 push(node.tuple_value)
             elif t is Let:
                 var = node.var
-                var_state[var] = _PURE  # a recursive closure may mention itself
+                # A recursive closure may mention itself: assume the best until shown otherwise.
+                var_state[var] = _PURE | _RDATA
                 self.assumed.add(var)
                 push((_LET_VALUE, node, len(memo)))
                 push(node.value)
             elif t is Function:
                 for param in node.params:
-                    var_state[param] = _EVAL | (_CALL if _first_order(param) else 0)
+                    bits = _type_bits(param.type_annotation)
+                    # Parameters of function type are assumed call-impure (Relay's rule B).
+                    var_state[param] = _EVAL | bits | (_CALL if bits & _DATA else 0)
                 push((_EXIT, node))
                 push(node.body)
             elif t is If:
@@ -269,35 +300,44 @@ class _Run:
         t = type(node)
         if t is Call:
             callee = of(node.op)
-            pure = _EVAL if callee == _PURE else 0
+            pure = _EVAL if callee & _PURE == _PURE else 0
             if pure:
                 for a in node.args:
                     if not of(a) & _EVAL:
                         pure = 0
                         break
-            call = _CALL if (callee & _CALL or _first_order(node)) else 0
-            return pure | call
+            data = _DATA if callee & _RDATA else _type_bits(node._checked_type) & _DATA
+            call = _CALL if callee & _CALL else _call_bit(node, data)
+            return pure | call | data
         if t is Tuple:
+            pure = _EVAL
+            data = _DATA
             for f in node.fields:
-                if not of(f) & _EVAL:
-                    return _CALL
-            return _PURE
+                bits = of(f)
+                pure &= bits
+                data &= bits
+            return pure | _CALL | data
         if t is TupleGetItem:
-            return (of(node.tuple_value) & _EVAL) | (_CALL if _first_order(node) else 0)
+            bits = of(node.tuple_value)
+            data = (bits | _type_bits(node._checked_type)) & _DATA
+            # A function taken out of a tuple is assumed call-impure (Relay's rule C).
+            return (bits & _EVAL) | data | _call_bit(node, data)
         if t is Function:
-            return _EVAL | (_CALL if of(node.body) == _PURE else 0)
+            body = of(node.body)
+            call = _CALL if body & _PURE == _PURE else 0
+            return _EVAL | call | (_RDATA if body & _DATA else 0)
         if t is If:
             c, a, b = of(node.cond), of(node.true_branch), of(node.false_branch)
-            return (c & a & b & _EVAL) | (a & b & _CALL)
+            return (c & a & b & _EVAL) | (a & b & ~_EVAL)
         if t is RefCreate:
-            return (of(node.value) & self.alloc_pure) | _CALL
+            # A reference is first-order, whatever it holds.
+            return (of(node.value) & self.alloc_pure) | _CALL | _DATA
         if t is RefRead:
-            of(node.ref)
-            return _CALL if _first_order(node) else 0
-        # RefWrite
-        of(node.ref)
-        of(node.value)
-        return _CALL
+            # A function read from a reference is assumed call-impure (Relay's rule D).
+            data = _type_bits(node._checked_type) & _DATA
+            return data | _call_bit(node, data)
+        # RefWrite evaluates to ()
+        return _CALL | _DATA
 
 
 def let_purity(

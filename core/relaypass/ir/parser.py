@@ -93,6 +93,7 @@ _second = itemgetter(1)
 _plus_one = (1).__add__
 _DIGITS = frozenset("0123456789")
 _IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_PUNCTUATION = frozenset("(),;=[]{}:.?#")
 _ATTR_KEY_START = _IDENT_START | {'"'}
 
 _SUFFIX_DTYPE = {suffix: dtype for dtype, suffix in DTYPE_SUFFIX.items() if suffix}
@@ -199,8 +200,9 @@ class _Parser:
             found=self.toks[k], expected=expected,
         )
 
-    def error_at_offset(self, offset: int, message: str, found: str = "") -> ParseError:
+    def error_at_offset(self, offset: int, message: str) -> ParseError:
         line, column = self.position(offset)
+        found = re.match(r"[^\s]{0,40}", self.text[offset:]).group()
         return ParseError(message, source_name=self.src, line=line, column=column, found=found)
 
     def fail(self, expected: str, k: int | None = None) -> ParseError:
@@ -212,6 +214,8 @@ class _Parser:
             return self.error_at(k, "unterminated string literal", expected)
         if tok == "/*":
             return self.error_at(k, "unterminated comment: '/*' without '*/'", expected)
+        if len(tok) == 1 and tok not in _PUNCTUATION and tok not in _IDENT_START:
+            return self.error_at(k, f"unexpected character {tok!r} (expected {expected})", expected)
         return self.error_at(k, f"expected {expected} but found {_quote(tok)}", expected)
 
     def expect(self, tok: str) -> int:
@@ -405,6 +409,8 @@ class _Parser:
                 self.expect(";")
             else:
                 break
+        if toks[self.i] == "}":
+            raise self.fail("the block's result expression")
         body = parse_expr()
         self.pop_scope(mark)
         for j in range(len(let_vars) - 1, -1, -1):
@@ -839,7 +845,9 @@ class _Parser:
         for kind, entries in value.items():
             if kind != "relay.Constant":
                 raise self.error_at_offset(
-                    text.find(json.dumps(kind), start), f"unknown metadata kind {kind!r}"
+                    text.find(json.dumps(kind), start),
+                    f"unknown metadata kind {kind!r}: relaypass metadata holds only "
+                    f"\"relay.Constant\" entries (base64 .npy), not TVM's JSON node graph",
                 )
             if not isinstance(entries, list):
                 raise self.error_at_offset(start, f"metadata {kind!r} must be a list")
@@ -1008,6 +1016,8 @@ class _Parser:
         if tok[:1] in _IDENT_START:
             near = difflib.get_close_matches(tok, _COMMON_DTYPES + list(self.tscope), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(near)}?" if near else ""
+            if self.tscope:
+                hint += f" (type variables in scope: {', '.join(self.tscope)})"
             raise self.error_at(k, f"unknown type {tok!r}{hint}", "a type")
         raise self.fail("a type")
 

@@ -161,7 +161,7 @@ def _declared_keys() -> Mapping[str, ConfigKey]:
 
 def unknown_key_error(key: str, declared: Mapping[str, ConfigKey]) -> UnknownConfigKeyError:
     near = difflib.get_close_matches(key, list(declared), n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+    hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else "."
     valid = ", ".join(sorted(declared)) or "none (no registered pass declares a config key)"
     return UnknownConfigKeyError(
         f"unknown PassContext config key {key!r}{hint} Valid keys: {valid}. "

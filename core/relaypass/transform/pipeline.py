@@ -119,7 +119,7 @@ class _Reader:
         for key in table:
             if key not in allowed:
                 near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-                hint = f"; did you mean {near[0]!r}?" if near else ""
+                hint = f"; did you mean {near[0]!r}?" if near else "."
                 raise self.fail(_join(path, key), f"unknown key {key!r}{hint} Valid keys here: "
                                 f"{', '.join(allowed)}")
 

@@ -177,8 +177,6 @@ class Registry:
 
     @staticmethod
     def _add_config_key(state: _State, key: ConfigKey) -> None:
-        from .config import ConfigError
-
         if key.name in state.config_conflicts:
             return
         existing = state.config.get(key.name)
@@ -488,7 +486,7 @@ def check_options(spec: Any, what: str, options: Mapping[str, Any], *,
     for key in options:
         if key not in by_name:
             near = difflib.get_close_matches(key, list(by_name), n=1, cutoff=0.6)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
+            hint = f"; did you mean {near[0]!r}?" if near else "."
             valid = ", ".join(
                 f"{o.name} ({o.type}{'' if o.required else f', default {o.default!r}'})"
                 for o in declared

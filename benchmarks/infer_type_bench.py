@@ -12,8 +12,9 @@ Programs (all nodes of every program are typed, and a typed copy is built):
   solver's slow path).
 
 For each it prints microseconds per node at 10,000 and 100,000 calls and the
-ratio of the two (near 1.0 means linear scaling).  Aim (issue 4): at most
-15 us per node, linear scaling.
+ratio of the two (near 1.0 means linear scaling).  A time is the best CPU
+time of the process over a few runs, so that other work on a shared machine
+does not count.  Aim (issue 4): at most 15 us per node, linear scaling.
 
 Run: python benchmarks/infer_type_bench.py [--sizes 10000 100000] [--seed 0]
 """

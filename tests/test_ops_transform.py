@@ -330,12 +330,13 @@ def test_arange_of_constants_has_static_length():
     call = relay.arange(10, 0, -3, dtype="int64")
     np.testing.assert_array_equal(evaluate(call, *(a.data for a in call.args)), [10, 7, 4, 1])
     assert all(isinstance(a, Constant) for a in call.args)
-    assert call.attrs.stop is call.args[1]
+    assert (call.attrs.start, call.attrs.stop, call.attrs.step) == (10, 0, -3)
 
 
 def test_arange_of_non_constants_has_unknown_length():
     stop = relay.var("n", shape=(), dtype="float32")
     call = relay.arange(stop)
+    assert call.attrs.stop is None
     assert relation(call, T(()), T(()), T(())) == T((Any(),))
     out = evaluate(call, np.array(0, "float32"), np.array(3.5, "float32"),
                    np.array(1, "float32"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from relaypass.errors import ParseError, RelayPassError
 from relaypass.ir.parser import parse, parse_expr
 
@@ -72,7 +71,7 @@ CASES = [
     ("duplicate parameter", "def @main(%x: float32, %x: float32) { %x }\n",
      1, 24, "duplicate parameter %x"),
     ("temporary defined twice", HEAD + "  %0 = add(%x, %x);\n  %0 = add(%0, %x);\n  %0\n}\n",
-     3, 3, "%0 is already defined"),
+     3, 3, "%0 is already defined in this block"),
     ("named graph binding", HEAD + "  %y = add(%x, %x);\n  %y\n}\n",
      2, 3, "only numbered temporaries such as %0 are bound with '='; write 'let %y = ...;'"),
     ("missing semicolon", HEAD + "  let %a = add(%x, %x)\n  %a\n}\n",

@@ -9,6 +9,10 @@ real pip-installed plugin lives in test_pipeline.py's virtual-environment test.
 from __future__ import annotations
 
 import importlib.metadata
+import json
+import os
+import shutil
+import site
 import subprocess
 import sys
 import textwrap
@@ -446,20 +450,26 @@ print("REPORT " + json.dumps(report))
 
 
 def _run_in(python: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**__import__("os").environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
     return subprocess.run([str(python), *args], capture_output=True, text=True, env=env, check=True)
 
 
 @pytest.fixture(scope="session")
 def demo_venv(tmp_path_factory):
     """A virtual environment (seeing this relaypass) with relaypass-demo-plugin pip-installed; made once."""
-    import shutil
-
     root = tmp_path_factory.mktemp("demo_venv")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
                    check=True)
     python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    # The new environment sees this interpreter's packages (relaypass, pip) even when the
+    # tests themselves run inside a virtual environment, which --system-site-packages
+    # alone would not give: a .pth line runs site.addsitedir on each of our site dirs.
+    ours = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = Path(_run_in(python, "-c", where).stdout.strip())
+    (purelib / "_relaypass_test_parent.pth").write_text(
+        "".join(f"import site; site.addsitedir({d!r})\n" for d in ours))
     source = root / "plugin_pkg"  # built from a copy: the build leaves files behind
     shutil.copytree(DEMO_PACKAGE, source)
     install = ("-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(source))
@@ -470,8 +480,6 @@ def demo_venv(tmp_path_factory):
 
 
 def _report(python: Path, pipeline: Path) -> dict:
-    import json
-
     out = _run_in(python, "-c", VENV_CHECK, str(pipeline)).stdout
     [line] = [ln for ln in out.splitlines() if ln.startswith("REPORT ")]
     report = json.loads(line[len("REPORT "):])

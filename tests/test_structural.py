@@ -320,21 +320,26 @@ def test_attrs_and_sequences_compare_directly():
 
 def chain(n, name):
     add = Op.get("add")
+    consts = [Constant(np.float32(i)) for i in range(7)]
     x = relay.var(name, TensorType((1,), "float32"))
     e = x
     for i in range(n):
-        e = Call(add, [e, Constant(np.float32(i % 7))])
+        e = Call(add, [e, consts[i % 7]])
     return Function([x], e)
 
 
 def let_chain(n, name, last=1.0):
     add = Op.get("add")
+    one = Constant(np.float32(1.0))
     x = relay.var(name, TensorType((1,), "float32"))
-    vs = [Var(f"{name}{i}") for i in range(n)]
-    body = vs[-1]
+    v = Var(f"{name}{n - 1}")
+    body = v
+    value = Call(add, [Var(f"{name}{n - 2}"), Constant(np.float32(last))])
     for i in range(n - 1, -1, -1):
-        value = Call(add, [vs[i - 1] if i else x, Constant(np.float32(last if i == n - 1 else 1.0))])
-        body = Let(vs[i], value, body)
+        body = Let(v, value, body)
+        if i:
+            v = value.args[0]
+            value = Call(add, [Var(f"{name}{i - 2}") if i > 1 else x, one])
     return Function([x], body)
 
 

@@ -450,6 +450,23 @@ def test_parser_accepts_hand_written_variations():
     assert isinstance(body.body, Call)
 
 
+def test_nested_blocks_may_reuse_temporary_names():
+    # Printers that restart numbering in each function produce this.
+    text = (
+        "def @main(%x: float32) {\n"
+        "  %0 = negative(%x);\n"
+        "  %1 = fn (%p: float32) {\n"
+        "    %0 = add(%p, %p);\n"
+        "    multiply(%0, %0)\n"
+        "  };\n"
+        "  %1(%0)\n"
+        "}\n"
+    )
+    body = parse(text)["main"].body
+    assert body.args[0].op.name == "negative"
+    assert body.op.body.args[0].op.name == "add"
+
+
 def test_global_functions_may_be_referenced_before_definition():
     text = (
         "def @main(%x: float32) { @helper(%x) }\n"
@@ -497,6 +514,16 @@ def test_load_errors_name_the_file(tmp_path):
 @given(modules(size=(1, 15), features={"let", "if", "fn", "global", "tuple", "ref"}))
 def test_random_programs_round_trip(mod):
     roundtrip(mod)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modules(size=(1, 12), features={"let", "if", "fn", "global", "tuple", "ref"}))
+def test_type_checked_programs_round_trip_with_type_comments(mod):
+    typed = relay.transform.InferType()(mod)
+    text = typed.astext()
+    assert "/* ty=" in text
+    # The comments are ignored: the parsed program has annotations, not checked types.
+    assert_structural_equal(parse(text), typed)
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -49,7 +49,7 @@ from .expr import (
 from .module import IRModule
 from .node import Span
 from .op import Op
-from .printer import DTYPE_RE, DTYPE_SUFFIX, TEXT_VERSION, gc_paused
+from .printer import DTYPE_RE, DTYPE_SUFFIX, RESERVED_TYPE_NAMES, TEXT_VERSION, gc_paused
 from .types import (
     Any,
     FuncType,
@@ -102,7 +102,6 @@ _COMMON_DTYPES = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "bfloat16",
 ]
-_RESERVED_TYPE_NAMES = frozenset({"Tensor", "fn", "ref", "_", "type"})
 _KINDS = {k.name: k for k in TypeKind}
 _MISSING = object()
 
@@ -128,7 +127,7 @@ def _quote(tok: str) -> str:
 class _Parser:
     """One parse of one text.
 
-    Tokens are two parallel lists (text, start offset); ``self.i`` indexes
+    Tokens are two parallel lists (text, end offset); ``self.i`` indexes
     them.  Names in scope live in one dict with an undo log, so entering and
     leaving a block costs only what the block bound.
     """
@@ -361,6 +360,7 @@ class _Parser:
         let_vars: list[Var] = []
         let_values: list[Expr] = []
         let_spans: list[Span] = []
+        temps: set[str] = set()
         while True:
             i = self.i
             tok = toks[i]
@@ -376,10 +376,12 @@ class _Parser:
                 if toks[self.i] != ";":
                     raise self.fail("';'")
                 self.i += 1
-                if tok in scope:
-                    raise self.error_at(i, f"{tok} is already defined")
+                # A nested block may reuse an outer temporary's name; one block may not.
+                if tok in temps:
+                    raise self.error_at(i, f"{tok} is already defined in this block")
+                temps.add(tok)
                 undo.append(tok)
-                undo_old.append(_MISSING)
+                undo_old.append(scope.get(tok, _MISSING))
                 scope[tok] = value
             elif tok == "let":
                 name = toks[i + 1]
@@ -1080,7 +1082,7 @@ class _Parser:
             tok = self.toks[k]
             if tok[:1] not in _IDENT_START or "." in tok:
                 raise self.fail("a type variable name")
-            if tok in _RESERVED_TYPE_NAMES or DTYPE_RE.match(tok):
+            if tok in RESERVED_TYPE_NAMES or DTYPE_RE.match(tok):
                 raise self.error_at(k, f"{tok!r} cannot name a type variable: it is a type already")
             if tok in names:
                 raise self.error_at(k, f"duplicate type parameter {tok}")

@@ -82,13 +82,13 @@ IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 DTYPE_RE = re.compile(r"(?:bool|handle|(?:u?int|float|bfloat)[0-9]+(?:x[0-9]+)?)\Z")
 
 # Words a type variable must not be printed as: they mean something else in a type.
-_RESERVED_TYPE_NAMES = frozenset({"Tensor", "fn", "ref", "_", "type"})
+RESERVED_TYPE_NAMES = frozenset({"Tensor", "fn", "ref", "_", "type"})
 
 _ATOMIC = frozenset({Var, GlobalVar, Op, Constant})
 
 
-def astext(node: IRModule | Expr, show_meta_data: bool = True) -> str:
-    """The text form of a module or an expression.
+def astext(node: IRModule | Expr | Type, show_meta_data: bool = True) -> str:
+    """The text form of a module, an expression or a type.
 
     With ``show_meta_data=False`` the metadata section is left out (the
     references to it stay), which keeps large constants out of logs; such
@@ -245,7 +245,7 @@ class _Printer:
         self.global_names: dict[str, str] = {}
         self.global_table = _Names()
         self.tvar_names: dict[TypeVar, str] = {}
-        self.tvar_table = _Names(_RESERVED_TYPE_NAMES)
+        self.tvar_table = _Names(RESERVED_TYPE_NAMES)
         self.tensor_type_text: dict[TensorType, str] = {}
         self.meta: list[Constant] = []
         self.meta_index: dict[Constant, int] = {}

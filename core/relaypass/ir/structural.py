@@ -37,6 +37,7 @@ from .attrs import Attrs
 from .expr import (
     Call,
     Constant,
+    Expr,
     Function,
     GlobalVar,
     If,
@@ -47,6 +48,7 @@ from .expr import (
     Tuple,
     TupleGetItem,
     Var,
+    children,
 )
 from .module import IRModule
 from .node import Node
@@ -146,7 +148,10 @@ class _Comparer:
         self.rvar_map[b] = a
         if a is not b:
             self.renamed = True
-        self.type_equal(a.type_annotation, b.type_annotation, self.sub(path, ".type_annotation"))
+        ta, tb = a.type_annotation, b.type_annotation
+        if ta is None and tb is None or type(ta) is TensorType and ta == tb:
+            return
+        self.type_equal(ta, tb, self.sub(path, ".type_annotation"))
 
     def bind_type_var(self, a: TypeVar, b: TypeVar, path: object) -> None:
         if type(a) is not type(b) or a.kind != b.kind:
@@ -166,6 +171,8 @@ class _Comparer:
     # --- types --------------------------------------------------------------
     def type_equal(self, a: object, b: object, path: object) -> None:
         """Compare two types (or None); types are small, so a local stack suffices."""
+        if type(a) is TensorType and a == b:
+            return
         if a is b and not self.renamed and not self.map_free_vars:
             return
         stack = [(a, b, path)]
@@ -467,15 +474,33 @@ def _short(node: object) -> str:
     elif isinstance(node, Constant):
         data = node.data
         text = f"Constant({data.dtype}{list(data.shape)}: {_array_text(data)})"
-    elif hasattr(node, "astext") and not isinstance(node, IRModule):
+    elif hasattr(node, "astext") and not isinstance(node, IRModule) and _is_small(node):
         try:
             text = node.astext()  # type: ignore[union-attr]
         except Exception:  # the printer may not be there yet, or may not know this node
             text = None
     if text is None:
         text = _fallback_text(node)
-    text = " ".join(line.strip() for line in text.strip().splitlines())
+    lines = [line.strip() for line in text.strip().splitlines()]
+    text = " ".join(line for line in lines if not line.startswith("#[version"))
     return text if len(text) <= _SHORT_CHARS else text[: _SHORT_CHARS - 3] + "..."
+
+
+def _is_small(node: object, limit: int = 200) -> bool:
+    """Whether printing ``node`` is cheap: a message shows a few lines, not a whole program."""
+    if not isinstance(node, Expr):
+        return True
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if len(seen) > limit:
+            return False
+        stack.extend(children(e))
+    return True
 
 
 def _array_text(data: _AnyT) -> str:
@@ -698,7 +723,8 @@ class _Hasher:
                     leaf_or_push(node.op)  # type: ignore[attr-defined]
                 elif t is Let:
                     var = node.var  # type: ignore[attr-defined]
-                    ann = type_hash(var.type_annotation)
+                    ty = var.type_annotation
+                    ann = _T_NONE if ty is None else type_hash(ty)
                     pre[nid] = ann
                     # What a use inside the variable's own value (a recursive closure) hashes to.
                     var_tokens[var] = hash((_T_LET_REC, ann))

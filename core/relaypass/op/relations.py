@@ -148,7 +148,9 @@ def pad_tuple2d(value: _AnyT, name: str, op_name: str) -> tuple[int, int, int, i
 
 
 def const_scalar(value: _AnyT) -> float | None:
-    """The number held by a scalar Constant, or None when ``value`` is not one."""
+    """A number given directly or as a scalar Constant; None for anything else."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
     if isinstance(value, Constant) and value.data.ndim == 0:
         return value.data.item()
     return None

@@ -554,7 +554,7 @@ register_op(
     attrs={"start": REQUIRED, "stop": REQUIRED, "step": REQUIRED, "dtype": "float32"},
     attrs_type_key="relay.attrs.ArangeAttrs",
     description="Evenly spaced values in [start, stop); the length is static when the "
-    "arguments are constants.",
+    "bounds are constants (their values are kept in the attributes).",
 )
 
 
@@ -650,8 +650,11 @@ def _scalar(value, dtype: str) -> Expr:
 def arange(start, stop=None, step=None, dtype: str = "float32") -> Call:
     """Values in ``[start, stop)`` spaced by ``step``, as Relay's ``arange``.
 
-    The bounds are expressions (numbers are wrapped as constants of ``dtype``);
-    the result has a static length only when all three are constants.
+    The bounds are expressions (numbers are wrapped as constants of ``dtype``).
+    As in Relay, the attributes repeat the bounds so that the type relation can
+    give a static length; relaypass keeps their values there (None for a bound
+    that is not a constant), so the result's length is ``Any`` unless all
+    three are constants.
     """
     dtype = str(dtype)
     if step is None:
@@ -659,5 +662,5 @@ def arange(start, stop=None, step=None, dtype: str = "float32") -> Call:
     if stop is None:
         start, stop = 0, start
     start, stop, step = (_scalar(v, dtype) for v in (start, stop, step))
-    return call("arange", [start, stop, step], start=start, stop=stop, step=step, dtype=dtype)
-
+    return call("arange", [start, stop, step], start=const_scalar(start),
+                stop=const_scalar(stop), step=const_scalar(step), dtype=dtype)

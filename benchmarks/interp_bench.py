@@ -14,6 +14,7 @@ import sys
 import time
 
 import numpy as np
+
 from relaypass import relay
 from relaypass.ir import Op
 

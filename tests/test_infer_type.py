@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 import relaypass
 from relaypass import relay
 from relaypass.errors import TypeInferenceError, TypeRelationError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from relaypass import relay
 from relaypass.instrument import PassInstrument, pass_instrument
 from relaypass.ir import IRModule

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+
 from relaypass import relay
 from relaypass.errors import EvaluationError, RelayPassError
 from relaypass.interp import Closure, Interpreter, RefValue, create_executor
@@ -577,3 +578,12 @@ def test_messages_fall_back_to_a_brief_form_when_printing_fails(monkeypatch):
     f = create_executor().evaluate(relay.Function([x, y], relay.multiply(x, relay.nn.relu(y))))
     with pytest.raises(EvaluationError, match=r"^multiply failed on multiply\(%x, nn\.relu\(%y\)\)"):
         f(np.zeros(3, F32), np.zeros(4, F32))
+
+
+def test_call_built_without_attrs_uses_the_schema_defaults():
+    from relaypass.ir import Call, Op
+
+    x = relay.var("x", shape=(2, 3))
+    f = relay.Function([x], Call(Op.get("nn.softmax"), [x]))
+    out = relay.create_executor(mod=relay.IRModule.from_expr(f)).evaluate()(np.zeros((2, 3), "float32"))
+    np.testing.assert_allclose(out, np.full((2, 3), 1 / 3, "float32"), rtol=1e-6)

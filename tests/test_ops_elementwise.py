@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from relaypass import relay
 from relaypass.errors import AttrsError, TypeRelationError
 from relaypass.ir import Any, Op, OpPattern, TensorType, TupleType
@@ -75,6 +78,20 @@ def randn(*shape, dtype="float32"):
 def test_broadcast_relation_shapes(lhs, rhs, expected):
     assert relation(relay.add(X, Y), T(lhs), T(rhs)) == T(expected)
     assert relation(relay.less(X, Y), T(lhs), T(rhs)) == T(expected, "bool")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=4), st.lists(st.integers(0, 3), max_size=4))
+def test_broadcast_relation_agrees_with_numpy(lhs, rhs):
+    try:
+        expected = np.broadcast_shapes(tuple(lhs), tuple(rhs))
+    except ValueError:
+        with pytest.raises(TypeRelationError, match="not broadcast-compatible"):
+            relation(relay.add(X, Y), T(lhs), T(rhs))
+        return
+    assert relation(relay.add(X, Y), T(lhs), T(rhs)) == T(expected)
+    out = evaluate(relay.maximum(X, Y), np.ones(lhs, "float32"), np.zeros(rhs, "float32"))
+    assert out.shape == expected
 
 
 def test_broadcast_mismatch_names_operator_and_dimension():

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+
 from relaypass import relay
 from relaypass.errors import AttrsError, TypeRelationError
 from relaypass.ir import Any, Op, OpPattern, TensorType, TupleGetItem, TupleType
@@ -385,6 +386,22 @@ def test_lrn(size):
         sq = (x[:, lo:hi].astype("float64") ** 2).sum(axis=1)
         want[:, c] = x[:, c] / (1.5 + 0.3 * sq / size) ** 0.6
     np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_attribute_values_are_checked():
+    with pytest.raises(TypeRelationError, match="nn.lrn: attribute size must be at least 1"):
+        relation(relay.nn.lrn(X, size=0), T((1, 3, 2, 2)))
+    bad_alpha = relay.nn.leaky_relu(X).attrs.with_fields(alpha="0.1")
+    with pytest.raises(TypeRelationError, match="nn.leaky_relu: attribute alpha must be a number"):
+        relation(relay.Call(Op.get("nn.leaky_relu"), [X], bad_alpha), T((2,)))
+    with pytest.raises(TypeRelationError, match="nn.layer_norm: data must have a floating-point"):
+        relation(relay.nn.layer_norm(X, W, B), T((2, 3), "int32"), T((3,), "int32"),
+                 T((3,), "int32"))
+    with pytest.raises(TypeRelationError, match="nn.max_pool2d: attribute ceil_mode must be a "
+                                                "boolean"):
+        call = relay.nn.max_pool2d(X)
+        relation(relay.Call(call.op, [X], call.attrs.with_fields(ceil_mode="yes")),
+                 T((1, 1, 2, 2)))
 
 
 # --- linear ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from relaypass import relay
 from relaypass.ir import TensorType, TupleType
 from relaypass.op import TupleWrapper

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from relaypass import relay
 from relaypass.errors import TypeRelationError
 from relaypass.ir import Any, Op, OpPattern, TensorType

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from relaypass.errors import ParseError, RelayPassError
 from relaypass.ir.parser import parse, parse_expr
 

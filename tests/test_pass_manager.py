@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+
 from relaypass import relay
 from relaypass.errors import RelayPassError, TypeInferenceError
 from relaypass.ir import Function, IRModule

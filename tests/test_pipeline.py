@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+
 from relaypass import relay
 from relaypass.errors import RelayPassError
 from relaypass.instrument import PassInstrument

@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from relaypass import relay
 from relaypass.instrument import PassInstrument
 from relaypass.ir import IRModule

@@ -12,6 +12,7 @@ import io
 import re
 
 import pytest
+
 import relaypass
 from relaypass import relay, structural_equal
 from relaypass.errors import RelayPassError

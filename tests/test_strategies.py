@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from relaypass.functor import post_order_visit
 from relaypass.ir import (
     Call,
@@ -319,3 +320,21 @@ def test_other_dtypes(func):
     TypeCheck().check(func)
     for p in func.params:
         assert p.type_annotation.dtype in ("int32", "bool")
+
+
+def _matches(value, ty):
+    if isinstance(ty, TupleType):
+        return isinstance(value, tuple) and len(value) == len(ty.fields) and all(
+            _matches(v, t) for v, t in zip(value, ty.fields))
+    return value.shape == ty.concrete_shape and str(value.dtype) == ty.dtype
+
+
+@settings(max_examples=25, deadline=None)
+@given(modules(features=FEATURES, size=(1, 15)))
+def test_generated_modules_run_and_give_values_of_the_claimed_type(mod):
+    from relaypass.interp import create_executor
+
+    ret = TypeCheck(mod).globals["main"].ret_type
+    with np.errstate(all="ignore"):
+        out = create_executor(mod=mod).evaluate()(*random_inputs(mod, seed=1))
+    assert _matches(out, ret)

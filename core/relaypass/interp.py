@@ -108,7 +108,7 @@ class Interpreter:
         # once per executor keeps closure creation O(captures).
         self._free_vars: dict[Function, tuple[Var, ...]] = {}
         # Each operator's kernel and arity, looked up once per executor.
-        self._kernels: dict[Op, tuple[Callable[[list[Any], Any], Any], int]] = {}
+        self._kernels: dict[Op, tuple[Callable[[list[Any], Any], Any], int, Any]] = {}
 
     # --- the public entry point ----------------------------------------------
     def evaluate(self, expr: Expr | None = None, binds: Mapping[Var, Any] | None = None) -> Any:
@@ -243,14 +243,15 @@ class Interpreter:
                             entry = kernels.get(op)
                             if entry is None:
                                 entry = self._kernel_entry(op, node)
-                            kernel, arity = entry
+                            kernel, arity, default_attrs = entry
                             if arity != len(args) and arity >= 0:
                                 raise EvaluationError(
                                     f"operator {op.name} takes {arity} argument(s), got "
                                     f"{len(args)}: {_located(node)}"
                                 )
                             try:
-                                result = kernel(args, node.attrs)
+                                attrs = node.attrs
+                                result = kernel(args, default_attrs if attrs is None else attrs)
                             except Exception as exc:
                                 _kernel_failed(op, node, args, exc)
                             if type(result) is not _ndarray:
@@ -362,14 +363,17 @@ class Interpreter:
                 start[node] = value
         return value
 
-    def _kernel_entry(self, op: Op, call: Call) -> tuple[Callable[[list[Any], Any], Any], int]:
+    def _kernel_entry(self, op: Op, call: Call) -> tuple[Callable[[list[Any], Any], Any], int, Any]:
         kernel = op.get_attr("FKernel")
         if kernel is None:
             raise EvaluationError(
                 f"operator {op.name} has no numpy kernel (FKernel), so {_located(call)} "
                 "cannot be evaluated"
             )
-        entry = (kernel, op.num_inputs)
+        # A call built without attributes means the schema's defaults, as for InferType.
+        schema = op.attrs_schema
+        defaults = schema.build(op.name, {}) if schema is not None else None
+        entry = (kernel, op.num_inputs, defaults)
         self._kernels[op] = entry
         return entry
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+
 from relaypass.ir.expr import (
     Call,
     Constant,

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from relaypass.errors import RelayPassError
 from relaypass.functor import MixedModeMutator
 from relaypass.ir.expr import (
@@ -129,7 +130,11 @@ def _to_expr(value: object) -> Expr:
     """A kernel result as an expression: a Constant or a Tuple of them."""
     if isinstance(value, (tuple, list)):
         return Tuple([_to_expr(v) for v in value])
-    return Constant(np.asarray(value))
+    arr = np.asarray(value)
+    if arr.base is None and arr.flags.writeable:
+        # A fresh result nobody else holds: the Constant may keep it without a copy.
+        arr.flags.writeable = False
+    return Constant(arr)
 
 
 def _static_shape(expr: Expr) -> tuple[int, ...] | None:
@@ -150,44 +155,56 @@ class _Folder(MixedModeMutator):
         self.needs_types = False
 
     # --- dataflow -------------------------------------------------------------------------
-    def rewrite_call(self, pre: Call, post: Expr) -> Expr:
-        if not post.args:
-            return pre
-        op = post.op
-        if type(op) is not Op:
-            return post
-        attrs = op._attrs
-        if _nonzero(attrs.get("TOpIsStateful", False)):
-            return post
-        name = op.name
-        if name in _NEVER_EVALUATED:
-            if name in _SHAPE_OPS or name in _SIZE_OPS:
-                return self._fold_shape(pre, post, name)
-            return post
-        if _nonzero(attrs.get("TNonComputational", False)):
-            return post
-        check = self.checker.check
-        for arg in post.args:
-            if not check(arg):
-                return post
-        kernel = attrs.get("FKernel")
+    def visit_call(self, call: Call) -> Expr:
+        # Relay's Rewrite_(pre, post) for calls, deciding before ``post`` is built, so that
+        # a call that folds never allocates its rebuilt version.
+        visit = self.visit
+        op = visit(call.op)
+        args = [visit(a) for a in call.args]
+        unchanged = op is call.op and all(a is b for a, b in zip(args, call.args))
+        if not args:
+            return call
+        if type(op) is Op:
+            attrs = op._attrs
+            if not _nonzero(attrs.get("TOpIsStateful", False)):
+                name = op.name
+                if name in _SHAPE_OPS or name in _SIZE_OPS:
+                    folded = self._fold_shape(call, name)
+                    if folded is not None:
+                        return folded
+                elif name not in _NEVER_EVALUATED and not _nonzero(
+                    attrs.get("TNonComputational", False)
+                ):
+                    folded = self._evaluate(attrs.get("FKernel"), args, call.attrs)
+                    if folded is not None:
+                        return folded
+        if unchanged:
+            return call
+        return Call(op, args, call.attrs, call.type_args, call.span)
+
+    def _evaluate(self, kernel, args: list[Expr], attrs) -> Expr | None:
+        """The value of an operator call on constant arguments, or None."""
         if kernel is None:
-            return post
+            return None
+        check = self.checker.check
+        for arg in args:
+            if not check(arg):
+                return None
         try:
-            with np.errstate(all="ignore"):
-                value = kernel([_to_value(a) for a in post.args], post.attrs)
+            value = kernel([_to_value(a) for a in args], attrs)
         except _KERNEL_FAILURES:
-            return post
+            return None
         return _to_expr(value)
 
-    def _fold_shape(self, pre: Call, post: Call, name: str) -> Expr:
-        arg = pre.args[0] if pre.args else None
-        shape = None if arg is None else _static_shape(arg)
+    def _fold_shape(self, call: Call, name: str) -> Expr | None:
+        """``shape_of``/``ndarray_size`` from the type of the argument of the original call."""
+        arg = call.args[0]
+        shape = _static_shape(arg)
         if shape is None:
-            if arg is not None and arg._checked_type is None:
+            if arg._checked_type is None:
                 self.needs_types = True
-            return post
-        dtype = post.attrs.get("dtype", "int32") if post.attrs is not None else "int32"
+            return None
+        dtype = call.attrs.get("dtype", "int32") if call.attrs is not None else "int32"
         if name in _SIZE_OPS:
             data = np.asarray(math.prod(shape), dtype=dtype)
         else:
@@ -275,14 +292,16 @@ def fold_constant(expr: Expr, mod: IRModule | None = None) -> Expr:
     ``mod`` is the module ``expr`` lives in; it is only read, to type ``expr``
     when a ``shape_of``/``ndarray_size`` call needs types it does not have.
     """
-    folder = _Folder()
-    out = folder.visit(expr)
-    if folder.needs_types:
-        func = expr if isinstance(expr, Function) else Function(_free_vars(expr), expr)
-        typed = _infer_types(func, mod)
-        if typed is not None:
-            folded = _Folder().visit(typed)
-            out = folded if isinstance(expr, Function) else folded.body
+    # Evaluation follows the interpreter: no floating-point warnings.
+    with np.errstate(all="ignore"):
+        folder = _Folder()
+        out = folder.visit(expr)
+        if folder.needs_types:
+            func = expr if isinstance(expr, Function) else Function(_free_vars(expr), expr)
+            typed = _infer_types(func, mod)
+            if typed is not None:
+                folded = _Folder().visit(typed)
+                out = folded if isinstance(expr, Function) else folded.body
     return out
 
 

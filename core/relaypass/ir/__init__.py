@@ -20,7 +20,16 @@ from .expr import (
 )
 from .module import IRModule
 from .node import Node, Span
-from .op import REQUIRED, AttrField, AttrsSchema, Op, OpPattern, make_call, register_op, register_op_attr
+from .op import (
+    REQUIRED,
+    AttrField,
+    AttrsSchema,
+    Op,
+    OpPattern,
+    make_call,
+    register_op,
+    register_op_attr,
+)
 from .structural import assert_structural_equal, structural_equal, structural_hash
 from .types import (
     Any,

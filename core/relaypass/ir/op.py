@@ -16,6 +16,11 @@ fusion look it up by key instead of knowing operators by name:
     the fusion pattern, an :class:`OpPattern`.
 ``TOpIsStateful`` / ``TNonComputational``
     flags that keep constant folding away from the operator.
+``FInferArgTypes`` (optional)
+    ``infer(known_arg_types, attrs) -> list[Type | None]``: the argument types
+    the operator determines (None where it does not say), given those known so
+    far (None where unknown); how Relay's relations type unannotated inputs
+    such as batch_norm's gamma and beta.
 
 The standard operators (:mod:`relaypass.op`) and operators of installed
 packages (entry point group ``relaypass.operators``) are loaded the first time

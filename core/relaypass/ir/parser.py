@@ -11,6 +11,33 @@ recursion limit.
 
 Every problem is a :class:`~relaypass.errors.ParseError` that says where
 (source name, 1-based line and column), what was found and what was expected.
+
+The grammar, informally (``//`` and ``/* */`` comments anywhere)::
+
+    module    := directive* def* metadata?
+    directive := '#[' 'version' '=' STRING ']' | '#[' 'module_attrs' '(' attrs ')' ']'
+    def       := 'def' @name typarams? '(' params ')' ('->' type)? '{' block '}'
+    block     := ('%N' '=' expr ';' | 'let' %v (':' type)? '=' expr ';')* expr
+    expr      := primary ('(' args ')' | '[' types ']' '(' args ')' | '.' INT)*
+    primary   := %v | %N | @name | opname | literal | '(' ')' | '(' expr ')'
+               | '(' expr ',' (expr ',')* expr? ')' | '{' block '}'
+               | 'fn' typarams? '(' params ')' ('->' type)? '{' block '}'
+               | 'if' '(' expr ')' '{' block '}' 'else' '{' block '}'
+               | 'ref' '(' expr ')' | 'ref_read' '(' expr ')' | 'ref_write' '(' expr ',' expr ')'
+               | 'meta' '[' 'relay.Constant' ']' '[' INT ']'
+               | 'const' '(' '[' element, ... ']' ',' type ')'
+    literal   := 1 | 1f | -2.5f64 | 3i64 | 7u8 | 1f16 | True | False | nanf | -inff | ...
+    params    := (%v (':' type)?, ...)  then  (name '=' value, ...)
+    args      := (expr, ...)  then  (name '=' value, ...)
+    value     := INT | FLOAT | STRING | True | False | None | '?' | '[' value, ... ']'
+               | '{' attrs '}' | 'type' '(' type ')'
+    type      := dtype | 'Tensor' '[' '(' (INT | '?'), ... ')' ',' dtype ']' | '(' type, ... ')'
+               | 'fn' typarams? '(' types ')' '->' type | 'ref' '(' type ')' | '_' | typevar
+    typarams  := '[' name (':' kind)?, ... ']'
+    metadata  := '#[metadata]' JSON {"relay.Constant": [base64 of .npy bytes, ...]}
+
+A bare expression (``parse_expr``) is a block, preceded by
+``free_var %x: type;`` declarations of its free variables.
 """
 
 from __future__ import annotations

@@ -81,6 +81,10 @@ class _Mismatch(Exception):
         self.rhs = rhs
 
 
+_PATH_LABELS = 40
+"""Longer paths (a difference deep in a long chain) show only their two ends."""
+
+
 def _path_text(path: object) -> str:
     """Paths are linked as (parent, label) pairs while comparing; this joins them."""
     labels: list[str] = []
@@ -97,9 +101,6 @@ def _path_text(path: object) -> str:
     return text[1:] if text.startswith(".") else (text or "(root)")
 
 
-_PATH_LABELS = 40
-
-
 class _Comparer:
     """One comparison: the variable maps and the pairs already seen.
 
@@ -112,7 +113,6 @@ class _Comparer:
     def __init__(self, map_free_vars: bool, track: bool) -> None:
         self.map_free_vars = map_free_vars
         self.track = track
-
         self.var_map: dict[Var, Var] = {}
         self.rvar_map: dict[Var, Var] = {}
         self.tv_map: dict[TypeVar, TypeVar] = {}
@@ -420,12 +420,11 @@ class _Comparer:
             )
             raise self.fail(path, f"global functions differ: {what}", a, b)
         if a.attrs != b.attrs:
-            self.attrs_equal(a.attrs, b.attrs, self.sub(path, ".attrs") if path is not None else
-                             self.sub(None, "attrs"))
+            self.attrs_equal(a.attrs, b.attrs, self.sub(path, ".attrs"))
         for name in names_a:
             # Each function binds its own variables: compare them independently.
             self.reset()
-            self.run(a[name], b[name], self.sub(path, name if path is None else f".{name}"))
+            self.run(a[name], b[name], self.sub(path, f".{name}"))
         self.reset()
 
 

@@ -195,7 +195,8 @@ for _name, _fn in _KERNELS.items():
 for _name, _pick in (("argmax", np.argmax), ("argmin", np.argmin)):
     register_op(
         _name, num_inputs=1, type_relation=_reduce_rel(_name, "int32"), kernel=_arg_kernel(_pick),
-        pattern=OpPattern.COMM_REDUCE, attrs={**_REDUCE_ATTRS, "select_last_index": False},
+        pattern=OpPattern.COMM_REDUCE,
+        attrs={"axis": None, "keepdims": False, "select_last_index": False, "exclude": False},
         attrs_type_key="relay.attrs.ArgReduceAttrs",
         description=f"Index of the {_name[3:]}imum over axis, as int32.",
     )

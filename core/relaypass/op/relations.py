@@ -36,8 +36,8 @@ def fail(op_name: str, message: str) -> TypeRelationError:
 
 def expect_tensor(ty: Type, what: str) -> TensorType:
     """``ty`` as a tensor type, or a TypeRelationError naming ``what`` it should be."""
-    if type(ty) is TensorType or isinstance(ty, TensorType):
-        return ty  # type: ignore[return-value]
+    if isinstance(ty, TensorType):
+        return ty
     raise TypeRelationError(f"{what} must be a tensor, but has type {ty}")
 
 
@@ -133,7 +133,7 @@ def attr_dtype(value: _AnyT, name: str, op_name: str, allow_empty: bool = False)
     return value
 
 
-def pad_tuple2d(value: _AnyT, name: str, op_name: str) -> tuple[int, int, int, int]:
+def attr_padding(value: _AnyT, name: str, op_name: str) -> tuple[int, int, int, int]:
     """Relay's 2-D padding: one value, (vertical, horizontal) or (top, left, bottom, right)."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = (value,)
@@ -274,6 +274,24 @@ def identity_rel(op_name: str):
     return rel
 
 
+def float_identity_rel(op_name: str):
+    """The relation of a unary floating-point function (exp, log, sigmoid, ...)."""
+    what = f"{op_name}: the argument"
+
+    def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
+        t = arg_types[0]
+        if type(t) is not TensorType:
+            t = expect_tensor(t, what)
+        if t.dtype not in FLOAT_DTYPES:
+            raise fail(op_name, f"expects a floating-point tensor, got dtype {t.dtype}")
+        return t
+
+    return rel
+
+
+# --- argument types an operator determines ---------------------------------------------------
+
+
 ARG_TYPES = "FInferArgTypes"
 """Optional operator attribute: ``infer(known_arg_types, attrs) -> list[Type | None]``.
 
@@ -301,18 +319,3 @@ def vector_arg_types(op_name: str, first: int, count: int, axis_attr: str = "axi
         return out
 
     return infer
-
-
-def float_identity_rel(op_name: str):
-    """The relation of a unary floating-point function (exp, log, sigmoid, ...)."""
-    what = f"{op_name}: the argument"
-
-    def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
-        t = arg_types[0]
-        if type(t) is not TensorType:
-            t = expect_tensor(t, what)
-        if t.dtype not in FLOAT_DTYPES:
-            raise fail(op_name, f"expects a floating-point tensor, got dtype {t.dtype}")
-        return t
-
-    return rel

@@ -588,8 +588,15 @@ class _Generator:
                 self.step_op(scope)
 
     def result(self, scope: _Scope) -> tuple[Expr, Type]:
-        """The value a block returns: a recent tensor, or now and then a tuple of two."""
+        """The value a block returns: a recent computed tensor, or now and then a tuple of two.
+
+        Computed values are preferred to parameters and constants, so that a
+        program of size n really contains operator calls.
+        """
+        leaves = {id(p) for p in scope.params}
         cands = [e for e in scope.pool if _is_data(e[1])]
+        computed = [e for e in cands if type(e[0]) is not Constant and id(e[0]) not in leaves]
+        cands = computed or cands
         if not cands:
             return self.operand(scope, self.cfg.dtype)
         first = self.pick(cands)

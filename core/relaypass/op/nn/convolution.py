@@ -31,6 +31,7 @@ from ..relations import (
     attr_dtype,
     attr_int,
     attr_ints,
+    attr_padding,
     expect_rank,
     expect_same_dtype,
     expect_tensor,
@@ -38,7 +39,6 @@ from ..relations import (
     is_any,
     shape_str,
 )
-from ..relations import pad_tuple2d as attr_pad_tuple2d
 
 __all__ = ["conv2d", "conv2d_transpose"]
 
@@ -137,7 +137,7 @@ class _ConvParams:
 
     def __init__(self, attrs: Attrs, op_name: str, kernel_letters: str):
         self.strides = attr_ints(attrs.strides, "strides", op_name, length=2, minimum=1)
-        self.padding = attr_pad_tuple2d(attrs.padding, "padding", op_name)
+        self.padding = attr_padding(attrs.padding, "padding", op_name)
         self.dilation = attr_ints(attrs.dilation, "dilation", op_name, length=2, minimum=1)
         self.groups = attr_int(attrs.groups, "groups", op_name, minimum=1)
         if attrs.channels is not None:
@@ -273,7 +273,11 @@ register_op(
 register_op(
     "nn.conv2d_transpose", num_inputs=2, type_relation=_conv2d_transpose_rel,
     kernel=_conv2d_transpose_kernel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-    attrs={**_CONV_ATTRS, "kernel_layout": "IOHW", "output_padding": (0, 0)},
+    attrs={  # Relay's Conv2DTransposeAttrs, in its field order
+        "channels": None, "kernel_size": None, "strides": (1, 1), "output_padding": (0, 0),
+        "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1, "data_layout": "NCHW",
+        "kernel_layout": "IOHW", "out_layout": "", "out_dtype": "",
+    },
     attrs_type_key="relay.attrs.Conv2DTransposeAttrs",
     description="2-D transposed convolution (the gradient of conv2d with respect to its data).",
 )

@@ -25,12 +25,12 @@ from ..layout import Layout
 from ..relations import (
     attr_bool,
     attr_ints,
+    attr_padding,
     expect_tensor,
     fail,
     is_any,
     shape_str,
 )
-from ..relations import pad_tuple2d as attr_pad_tuple2d
 
 __all__ = [
     "max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d", "adaptive_avg_pool2d",
@@ -58,7 +58,7 @@ class _PoolParams:
         self.pool_size = attr_ints(attrs.pool_size, "pool_size", op_name, length=2, minimum=1)
         self.strides = attr_ints(attrs.strides, "strides", op_name, length=2, minimum=1)
         self.dilation = attr_ints(attrs.dilation, "dilation", op_name, length=2, minimum=1)
-        self.padding = attr_pad_tuple2d(attrs.padding, "padding", op_name)
+        self.padding = attr_padding(attrs.padding, "padding", op_name)
         self.ceil_mode = attr_bool(attrs.ceil_mode, "ceil_mode", op_name)
 
     def out_extent(self, n: int, i: int, op_name: str) -> int:

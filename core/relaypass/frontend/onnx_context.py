@@ -1,0 +1,241 @@
+"""What an ONNX converter may ask while it turns one node into Relay.
+
+Converters need the shapes of their inputs (a 1-D convolution is lifted to
+2-D, Softmax before opset 13 flattens around its axis, SAME padding depends
+on the input's extent) and sometimes the value of an input that ONNX passes
+as a tensor but Relay takes as an attribute (Reshape's shape, Slice's
+bounds, ConstantOfShape's shape).  Running InferType after every node, as
+Relay's importer does, costs time quadratic in the model; instead the
+context types each expression once, from its operator's type relation, the
+first time a converter asks, and memoizes by identity.  Static values are
+computed the same way, with the operators' kernels, but only for small
+tensors: the importer never folds weights (that is FoldConstant's job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import RelayPassError
+from ..ir.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
+from ..ir.types import Any, TensorType, TupleType, Type
+from .errors import OnnxImportError, UnsupportedOperatorError
+
+STATIC_VALUE_LIMIT = 1 << 16
+"""Intermediate results with more elements than this are never computed at import time."""
+
+_NO_VALUE = object()
+_SHAPE_OPS = ("shape_of", "ndarray_size")
+
+
+class ConversionContext:
+    """Types, static values and error reporting for the node being converted.
+
+    ``opset`` is the opset the converters follow; ``node_*`` describe the
+    node being converted, ``outputs_used`` says which of its outputs the
+    rest of the graph reads (so that a converter may skip the others).
+    """
+
+    __slots__ = ("opset", "node_index", "node_name", "op_type", "num_outputs", "outputs_used",
+                 "_types", "_values")
+
+    def __init__(self, opset: int) -> None:
+        self.opset = opset
+        self.node_index = -1
+        self.node_name = ""
+        self.op_type = ""
+        self.num_outputs = 1
+        self.outputs_used: tuple[bool, ...] = (True,)
+        self._types: dict[Expr, Type] = {}
+        self._values: dict[Expr, object] = {}
+
+    def begin_node(self, index: int, name: str, op_type: str, outputs_used: Sequence[bool]) -> None:
+        self.node_index = index
+        self.node_name = name
+        self.op_type = op_type
+        self.num_outputs = len(outputs_used)
+        self.outputs_used = tuple(outputs_used)
+
+    # --- errors -----------------------------------------------------------------------------------
+    def where(self) -> str:
+        """The node being converted, as error messages name it."""
+        name = f" {self.node_name!r}" if self.node_name else ""
+        return f"node {self.node_index}{name} ({self.op_type}, opset {self.opset})"
+
+    def error(self, message: str) -> OnnxImportError:
+        return OnnxImportError(f"{self.where()}: {message}")
+
+    def unsupported(self, message: str) -> UnsupportedOperatorError:
+        """A form of a supported operator that the importer cannot convert (a 3-D pooling, ...)."""
+        return UnsupportedOperatorError(f"{self.where()}: {message}", {self.op_type: 1}, self.opset)
+
+    # --- types ------------------------------------------------------------------------------------
+    def type_of(self, expr: Expr) -> Type:
+        """The type of ``expr``; every expression the importer builds has a static rank."""
+        types = self._types
+        ty = types.get(expr)
+        if ty is not None:
+            return ty
+        stack: list[tuple[Expr, bool]] = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in types:
+                continue
+            if ready:
+                types[node] = self._compute_type(node)
+                continue
+            kids = _children(node)
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if k not in types)
+        return types[expr]
+
+    def _compute_type(self, node: Expr) -> Type:
+        types = self._types
+        if isinstance(node, Call):
+            relation = node.op.get_attr("FTypeRelation")
+            try:
+                return relation([types[a] for a in node.args], node.attrs)
+            except RelayPassError as exc:
+                raise self.error(str(exc)) from None
+        if isinstance(node, Constant):
+            return TensorType(node.data.shape, str(node.data.dtype))
+        if isinstance(node, Var):
+            if node.type_annotation is None:
+                raise self.error(f"variable %{node.name_hint} has no type")
+            return node.type_annotation
+        if isinstance(node, Tuple):
+            return TupleType([types[f] for f in node.fields])
+        if isinstance(node, TupleGetItem):
+            return types[node.tuple_value].fields[node.index]
+        raise self.error(f"cannot type a {type(node).__name__} at import time")
+
+    def tensor_type(self, expr: Expr, what: str = "the input") -> TensorType:
+        ty = self.type_of(expr)
+        if not isinstance(ty, TensorType):
+            raise self.error(f"{what} must be a tensor, got {ty}")
+        return ty
+
+    def shape(self, expr: Expr) -> tuple:
+        """The shape of a tensor expression: ints, and ``Any`` for unknown extents."""
+        return self.tensor_type(expr).shape
+
+    def rank(self, expr: Expr) -> int:
+        return len(self.tensor_type(expr).shape)
+
+    def dtype(self, expr: Expr) -> str:
+        return self.tensor_type(expr).dtype
+
+    def static_shape(self, expr: Expr, what: str = "the input") -> tuple[int, ...]:
+        """The shape of ``expr`` as ints; an error when some extent is unknown."""
+        shape = self.shape(expr)
+        if any(isinstance(d, Any) for d in shape):
+            raise self.error(f"{what} must have a static shape here, got ({', '.join(map(str, shape))}); "
+                             f"give the input shapes to from_onnx(shape=...)")
+        return shape
+
+    # --- static values ----------------------------------------------------------------------------
+    def value(self, expr: Expr) -> np.ndarray | None:
+        """The value of ``expr`` when it is known at import time (and small), else None."""
+        values = self._values
+        got = values.get(expr, _NO_VALUE)
+        if got is not _NO_VALUE:
+            return got  # type: ignore[return-value]
+        stack: list[tuple[Expr, bool]] = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in values:
+                continue
+            if ready:
+                values[node] = self._compute_value(node)
+                continue
+            leaf = self._leaf_value(node)
+            if leaf is not _NO_VALUE:
+                values[node] = leaf
+                continue
+            stack.append((node, True))
+            stack.extend((k, False) for k in _children(node) if k not in values)
+        return values[expr]  # type: ignore[return-value]
+
+    def _leaf_value(self, node: Expr) -> object:
+        """The value of a node whose arguments need not be evaluated (or None if unknowable)."""
+        if isinstance(node, Constant):
+            return node.data
+        if isinstance(node, Var):
+            return None
+        if isinstance(node, Call):
+            op = node.op
+            if op.name in _SHAPE_OPS:
+                ty = self.type_of(node.args[0])
+                if not isinstance(ty, TensorType) or not ty.is_static:
+                    return None
+                data = np.array(ty.shape, dtype=node.attrs.dtype)
+                return data if op.name == "shape_of" else np.array(data.prod(), dtype=data.dtype)
+            if op.get_attr("FKernel") is None or op.get_attr("TOpIsStateful"):
+                return None
+            if _static_size(self.type_of(node)) > STATIC_VALUE_LIMIT:
+                return None
+        return _NO_VALUE
+
+    def _compute_value(self, node: Expr) -> object:
+        values = self._values
+        args = [values[k] for k in _children(node)]
+        if any(a is None for a in args):
+            return None
+        if isinstance(node, Tuple):
+            return tuple(args)
+        if isinstance(node, TupleGetItem):
+            return args[0][node.index]  # type: ignore[index]
+        try:
+            return node.op.get_attr("FKernel")(args, node.attrs)  # type: ignore[attr-defined]
+        except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
+            raise self.error(f"evaluating {node.op.name} at import time failed: {exc}") from None  # type: ignore[attr-defined]
+
+    def static_value(self, expr: Expr, what: str) -> np.ndarray:
+        """The value of ``expr``, which this operator needs at import time; an error otherwise."""
+        value = self.value(expr)
+        if value is None:
+            raise self.error(f"{what} must be known when the model is imported (a constant, or "
+                             f"computed from constants and static shapes); relaypass has no "
+                             f"operators with dynamic shapes")
+        return np.asarray(value)
+
+    def static_ints(self, expr: Expr, what: str) -> list[int]:
+        value = self.static_value(expr, what)
+        if value.dtype.kind not in "iub":
+            raise self.error(f"{what} must hold integers, got dtype {value.dtype}")
+        return [int(v) for v in value.reshape(-1)]
+
+    def static_scalar(self, expr: Expr, what: str) -> float | int | bool:
+        value = self.static_value(expr, what)
+        if value.size != 1:
+            raise self.error(f"{what} must be a single value, got shape {value.shape}")
+        return value.reshape(-1)[0].item()
+
+    # --- building ---------------------------------------------------------------------------------
+    def scalar(self, value: float | int | bool, like: Expr | str) -> Constant:
+        """A scalar constant of the dtype of ``like`` (an expression or a dtype name)."""
+        dtype = like if isinstance(like, str) else self.dtype(like)
+        return Constant(np.array(value, dtype=dtype))
+
+
+def _children(node: Expr) -> Sequence[Expr]:
+    if isinstance(node, Call):
+        return node.args
+    if isinstance(node, Tuple):
+        return node.fields
+    if isinstance(node, TupleGetItem):
+        return (node.tuple_value,)
+    return ()
+
+
+def _static_size(ty: Type) -> float:
+    """How many elements a value of type ``ty`` holds (infinite when some extent is unknown)."""
+    fields = ty.fields if isinstance(ty, TupleType) else (ty,)
+    total = 0
+    for f in fields:
+        if not isinstance(f, TensorType) or not f.is_static:
+            return float("inf")
+        total += int(np.prod(f.shape, dtype=np.int64))
+    return total

@@ -1,0 +1,326 @@
+"""FuseOps: group operators into primitive functions by their fusion patterns, as Relay does.
+
+Relay's FuseOps (``fuse_ops.cc`` with ``graph_partitioner.cc``) in three steps:
+
+1. :mod:`.forward_graph` numbers the dataflow of the function in post-order
+   and records, for every value, who consumes it and with which pattern;
+2. :mod:`.graph_partition` groups the nodes with the post-dominator tree of
+   :mod:`.dominator` (a convolution absorbs the elementwise chain behind it,
+   elementwise and injective operators fuse together and into a following
+   reduction, diamonds fuse only when every path is fusable, groups stay
+   within ``max_depth`` operators and ``max_function_args`` arguments);
+3. this module rewrites the function: each group becomes a
+   ``fn (%p0, %p1, ...) -> T { ... }`` marked ``Primitive=1`` whose parameters
+   are the values flowing into the group (annotated with their types), called
+   where the group's last node was.  A tuple that ends a group stays outside
+   it; ``annotation.stop_fusion`` separates what it annotates from its users
+   and disappears; functions already marked ``Primitive`` are left as they are.
+
+Lets, ifs and local functions are boundaries: their values are used as they
+are, so nothing fuses across them, while the dataflow inside each is fused.
+
+At fuse level 0 nothing is fused together, yet every operator call still
+becomes a primitive function of its own, with scalar constants passed in as
+arguments -- what Relay's later stages expect.
+
+The output is typed: every node built here gets its ``checked_type`` while
+being built (the types are those of the input, which InferType has filled),
+so no second type inference is needed.  The rewrite visits the graph's nodes
+in post-order, so parameters are numbered in the order Relay numbers them.
+Nothing recurses along dataflow.
+"""
+
+from __future__ import annotations
+
+from typing import Any as _AnyT
+
+from relaypass.errors import RelayPassError
+from relaypass.ir.attrs import Attrs
+from relaypass.ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    If,
+    Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+    set_checked_type,
+)
+from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op
+from relaypass.ir.types import FuncType, TensorType, Type
+
+from .forward_graph import IndexedForwardGraph, build_forward_graph, is_opaque_function
+from .graph_partition import GraphPartitioner
+
+__all__ = ["FuseOps", "FuseOpsError", "fuse_ops"]
+
+MAX_DEPTH_KEY = "relay.FuseOps.max_depth"
+MAX_FUNCTION_ARGS_KEY = "relay.FuseOps.max_function_args"
+DEFAULT_MAX_DEPTH = 256
+
+_STOP_FUSION = "annotation.stop_fusion"
+
+_PRIMITIVE = Attrs({"Primitive": 1})
+_PRIMITIVE_RESHAPE_ONLY = Attrs({"Primitive": 1, "ReshapeOnly": 1})
+# A group without any call (a projection out of a tuple built in it) is not a kernel.
+_NOT_PRIMITIVE = Attrs({"Primitive": 0})
+
+
+class FuseOpsError(RelayPassError, ValueError):
+    """A FuseOps setting is out of range (fuse level, max_depth, max_function_args)."""
+
+
+def fuse_ops(
+    expr: Expr,
+    fuse_opt_level: int = 2,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_function_args: int = 0,
+    mod: IRModule | None = None,
+) -> Expr:
+    """``expr`` (usually a function) with its operators fused into primitive functions.
+
+    ``fuse_opt_level`` 0 gives every operator call a function of its own; any
+    other level fuses.  ``max_depth`` bounds the operators in one group and
+    ``max_function_args`` (0: no bound) the arguments of a fused function,
+    its output included.  An untyped ``expr`` is typed first (its global
+    variables refer to ``mod``); note that typing an expression with free
+    variables replaces them by typed copies.
+    """
+    if not isinstance(expr, Expr):
+        raise TypeError(f"fuse_ops expects a Relay expression, not {type(expr).__name__}")
+    level = _check_int(fuse_opt_level, "fuse_opt_level", 0)
+    depth = _check_int(max_depth, "max_depth", 1)
+    max_args = _check_int(max_function_args, "max_function_args", 0)
+    if isinstance(expr, Function) and is_opaque_function(expr):
+        return expr
+    if not expr.has_checked_type:
+        from .infer_type import infer_type_expr
+
+        expr = infer_type_expr(expr, mod)
+    graph = build_forward_graph(expr)
+    group_of = GraphPartitioner(graph, level, depth, max_args).partition()
+    return _Rewriter(graph, group_of).run(expr)
+
+
+def FuseOps(fuse_opt_level: int = -1, **options: _AnyT):  # noqa: N802
+    """The FuseOps function pass (opt_level 0, requires InferType), as ``relay.transform.FuseOps``.
+
+    ``fuse_opt_level`` -1 uses the PassContext's ``opt_level``.  The context's
+    config keys ``relay.FuseOps.max_depth`` and
+    ``relay.FuseOps.max_function_args`` bound the groups.
+    """
+    if options:
+        raise TypeError(
+            f"FuseOps takes only the option fuse_opt_level, got {', '.join(sorted(options))}"
+        )
+    if fuse_opt_level != -1:
+        _check_int(fuse_opt_level, "fuse_opt_level", 0)
+    from relaypass.transform import function_pass
+
+    def transform(func: Function, mod: IRModule, ctx: _AnyT) -> Function:
+        level = ctx.opt_level if fuse_opt_level == -1 else fuse_opt_level
+        depth = _check_int(ctx.config.get(MAX_DEPTH_KEY, DEFAULT_MAX_DEPTH),
+                           f"config key {MAX_DEPTH_KEY!r}", 1)
+        max_args = _check_int(ctx.config.get(MAX_FUNCTION_ARGS_KEY, 0),
+                              f"config key {MAX_FUNCTION_ARGS_KEY!r}", 0)
+        return fuse_ops(func, max(level, 0), depth, max_args, mod)
+
+    return function_pass(transform, opt_level=0, name="FuseOps", required=["InferType"])
+
+
+def _check_int(value: object, what: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"FuseOps: {what} must be an int, not {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise FuseOpsError(f"FuseOps: {what} must be at least {minimum}, got {value}")
+    return value
+
+
+class _GroupFunction:
+    """What a group's function is being built from: its parameters and the values passed."""
+
+    __slots__ = ("params", "arguments", "param_of", "has_call", "reshape_only")
+
+    def __init__(self) -> None:
+        self.params: list[Var] = []
+        self.arguments: list[Expr] = []
+        self.param_of: dict[Expr, Var] = {}
+        self.has_call = False
+        self.reshape_only = True
+
+    def param_for(self, value: Expr, ty: Type) -> Var:
+        """The parameter receiving ``value`` (one per distinct value), created on first use."""
+        param = self.param_of.get(value)
+        if param is None:
+            param = Var(f"p{len(self.params)}", ty)
+            set_checked_type(param, ty)
+            if not isinstance(ty, TensorType):
+                self.reshape_only = False
+            self.params.append(param)
+            self.arguments.append(value)
+            self.param_of[value] = param
+        return param
+
+
+class _Rewriter:
+    """Rebuilds the expression of a forward graph with each group turned into a primitive function."""
+
+    __slots__ = ("graph", "group_of", "new", "groups")
+
+    def __init__(self, graph: IndexedForwardGraph, group_of: list[int]) -> None:
+        self.graph = graph
+        self.group_of = group_of
+        self.new: list[_AnyT] = [None] * len(graph.nodes)
+        self.groups: dict[int, _GroupFunction] = {}
+
+    def run(self, expr: Expr) -> Expr:
+        index = self.graph.index
+        new = self.new
+        group_of = self.group_of
+        groups = self.groups
+        mapped = self._mapped
+        for i, node in enumerate(self.graph.nodes):
+            t = type(node)
+            if t is Call:
+                op = node.op
+                if type(op) is not Op:
+                    new[i] = self._rebuild_call(node)
+                    continue
+                if op.name == _STOP_FUSION:
+                    new[i] = mapped(node.args[0])
+                    continue
+                attrs = op._attrs
+                if attrs.get("TNonComputational"):
+                    new[i] = self._rebuild_call(node)
+                    continue
+                root = group_of[i]
+                info = groups.get(root)
+                if info is None:
+                    info = groups[root] = _GroupFunction()
+                info.has_call = True
+                if not attrs.get("TReshapeOp"):
+                    info.reshape_only = False
+                call = Call(op, self._arguments(node.args, root, info), node.attrs,
+                            node.type_args, node.span)
+                set_checked_type(call, node.checked_type)
+                new[i] = self._function_call(info, call) if root == i else call
+            elif t is Var or t is Constant:
+                new[i] = node
+            elif t is Tuple:
+                root = group_of[i]
+                if root == i:
+                    fields = [mapped(f) for f in node.fields]
+                    new[i] = _same_or(node, fields, node.fields, lambda f: Tuple(f, node.span))
+                    continue
+                info = groups.get(root)
+                if info is None:
+                    info = groups[root] = _GroupFunction()
+                tup = Tuple(self._arguments(node.fields, root, info), node.span)
+                new[i] = set_checked_type(tup, node.checked_type)
+            elif t is TupleGetItem:
+                new[i] = self._tuple_getitem(i, node)
+            elif t is Let:
+                parts = [mapped(node.var), mapped(node.value), mapped(node.body)]
+                new[i] = _same_or(node, parts, (node.var, node.value, node.body),
+                                  lambda p: Let(p[0], p[1], p[2], node.span))
+            elif t is Function:
+                if is_opaque_function(node):
+                    new[i] = node
+                    continue
+                body = mapped(node.body)
+                new[i] = _same_or(node, [body], [node.body], lambda b: Function(
+                    node.params, b[0], node.ret_type, node.type_params, node.attrs, node.span))
+            elif t is If:
+                parts = [mapped(node.cond), mapped(node.true_branch), mapped(node.false_branch)]
+                new[i] = _same_or(node, parts, (node.cond, node.true_branch, node.false_branch),
+                                  lambda p: If(p[0], p[1], p[2], node.span))
+            elif t is RefCreate:
+                new[i] = _same_or(node, [mapped(node.value)], [node.value],
+                                  lambda p: RefCreate(p[0], node.span))
+            elif t is RefRead:
+                new[i] = _same_or(node, [mapped(node.ref)], [node.ref],
+                                  lambda p: RefRead(p[0], node.span))
+            elif t is RefWrite:
+                parts = [mapped(node.ref), mapped(node.value)]
+                new[i] = _same_or(node, parts, (node.ref, node.value),
+                                  lambda p: RefWrite(p[0], p[1], node.span))
+            else:  # build_forward_graph admits no other kind
+                raise TypeError(f"FuseOps does not know the expression kind {t.__name__}")
+        j = index.get(expr)
+        return expr if j is None else new[j]
+
+    def _mapped(self, expr: Expr) -> Expr:
+        j = self.graph.index.get(expr)
+        return expr if j is None else self.new[j]
+
+    def _arguments(self, args: tuple[Expr, ...], root: int, info: _GroupFunction) -> list[Expr]:
+        """The operands of a group member: values of the group inline, others as parameters."""
+        index = self.graph.index
+        new = self.new
+        group_of = self.group_of
+        out = []
+        for arg in args:
+            j = index.get(arg)
+            if j is None:
+                out.append(info.param_for(arg, arg.checked_type))
+            elif group_of[j] == root:
+                out.append(new[j])
+            else:
+                out.append(info.param_for(new[j], arg.checked_type))
+        return out
+
+    def _tuple_getitem(self, i: int, node: TupleGetItem) -> Expr:
+        root = self.group_of[i]
+        value = node.tuple_value
+        j = self.graph.index.get(value)
+        if root == i and (j is None or self.group_of[j] != root):
+            # The projection of a tuple made elsewhere (by an opaque operator, say)
+            # is no kernel: keep it as a projection.
+            new_value = self._mapped(value)
+            if new_value is value:
+                return node
+            return set_checked_type(TupleGetItem(new_value, node.index, node.span), node.checked_type)
+        info = self.groups.get(root)
+        if info is None:
+            info = self.groups[root] = _GroupFunction()
+        arg = self._arguments((value,), root, info)[0]
+        tgi = set_checked_type(TupleGetItem(arg, node.index, node.span), node.checked_type)
+        return self._function_call(info, tgi) if root == i else tgi
+
+    def _function_call(self, info: _GroupFunction, body: Expr) -> Call:
+        """The call of the primitive function made of a group whose last node is ``body``."""
+        ret_type = body.checked_type
+        if not info.has_call:
+            attrs = _NOT_PRIMITIVE
+        elif info.reshape_only:
+            attrs = _PRIMITIVE_RESHAPE_ONLY
+        else:
+            attrs = _PRIMITIVE
+        params = info.params
+        func = Function(params, body, ret_type, None, attrs)
+        set_checked_type(func, FuncType([p.type_annotation for p in params], ret_type))
+        call = Call(func, info.arguments)
+        return set_checked_type(call, ret_type)
+
+    def _rebuild_call(self, node: Call) -> Expr:
+        mapped = self._mapped
+        parts = [mapped(node.op), *(mapped(a) for a in node.args)]
+        return _same_or(node, parts, (node.op, *node.args),
+                        lambda p: Call(p[0], p[1:], node.attrs, node.type_args, node.span))
+
+
+def _same_or(old: Expr, parts: list[Expr], old_parts, build) -> Expr:
+    """``old`` when every part is unchanged, else ``build(parts)`` typed as ``old``."""
+    for a, b in zip(parts, old_parts):
+        if a is not b:
+            out = build(parts)
+            if old._checked_type is not None:
+                set_checked_type(out, old._checked_type)
+            return out
+    return old

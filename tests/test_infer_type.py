@@ -919,3 +919,12 @@ def test_pass_factory_rejects_options():
 
     with pytest.raises(TypeError, match="InferType takes no options, got verbose"):
         InferType(verbose=True)
+
+
+def test_operator_types_its_unannotated_vector_arguments_as_relay_does():
+    data = relay.var("data", shape=(1, 4, 5, 5))
+    gamma, beta, mean, var = (relay.var(n) for n in ("gamma", "beta", "mean", "var"))
+    out = relay.nn.batch_norm(data, gamma, beta, mean, var)[0]
+    mod = infer_type_module(relay.IRModule.from_expr(out))
+    params = mod["main"].params
+    assert [p.checked_type for p in params[1:]] == [relay.TensorType((4,), "float32")] * 4

@@ -44,7 +44,7 @@ the expression.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any as _AnyT
 
 from relaypass.errors import AttrsError, RelayPassError, TypeInferenceError, TypeRelationError
@@ -419,6 +419,8 @@ class _Inference:
             arg_types[i] = t
             if type(t) is not TensorType and self.solver.free_var(t) is not None:
                 known = False
+        if not known:
+            known = self._infer_arg_types(op, args, arg_types, attrs, call)
         if known:
             return _apply_relation(op, rel, arg_types, attrs, call)
         out = IncompleteType()
@@ -426,6 +428,30 @@ class _Inference:
             lambda types: _apply_relation(op, rel, types, attrs, call), arg_types, out, call
         )
         return out
+
+    def _infer_arg_types(
+        self, op: Op, args: Sequence[Expr], arg_types: list[Type], attrs: Attrs | None, call: Call
+    ) -> bool:
+        """Type unknown arguments from the operator's ``FInferArgTypes`` (batch_norm's gamma
+        from data's channels, as Relay's relations do); True when all are known afterwards."""
+        infer = op.get_attr("FInferArgTypes")
+        if infer is None:
+            return False
+        solver = self.solver
+        given = [t if type(t) is TensorType or solver.free_var(t) is None else None for t in arg_types]
+        try:
+            hints = infer(given, attrs)
+        except TypeRelationError as err:
+            raise _error(TypeRelationError, str(err), call) from err
+        known = True
+        for i, (t, hint) in enumerate(zip(arg_types, hints)):
+            if given[i] is None and hint is not None:
+                solver.unify(self.ty[args[i]], hint, call, "argument {lhs} must have type {rhs}")
+                t = solver.resolve(t)
+                arg_types[i] = t
+            if type(t) is not TensorType and solver.free_var(t) is not None:
+                known = False
+        return known
 
     def _default_attrs(self, op: Op, call: Call) -> Attrs:
         """The attributes of a call built without any: the schema's defaults, as ``make_call``."""

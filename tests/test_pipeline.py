@@ -190,7 +190,7 @@ def test_validation_imports_no_plugin_code(tmp_path):
     ('opt_level = 3', "passes", "missing"),
     ('passes = ["PFold"]\ndisabled_pass = ["PFod"]', "disabled_pass[0]", "did you mean 'PFold'"),
     ('passes = ["PFold"]\n[config]\n"test.PFuse.dept" = 3', 'config."test.PFuse.dept"',
-     "Valid keys: test.PFuse.depth"),
+     "did you mean 'test.PFuse.depth'?"),
     ('passes = ["PFold"]\n[config]\n"test.PFuse.depth" = 1.5', 'config."test.PFuse.depth"',
      "takes a int"),
     ('passes = ["PFold"]\n[[instruments]]\nname = "Recordr"', "instruments[0].name",

@@ -338,3 +338,12 @@ def test_generated_modules_run_and_give_values_of_the_claimed_type(mod):
     with np.errstate(all="ignore"):
         out = create_executor(mod=mod).evaluate()(*random_inputs(mod, seed=1))
     assert _matches(out, ret)
+
+
+@settings(max_examples=30, deadline=None)
+@given(programs(max_rank=2, size=(5, 15), features=FEATURES))
+def test_max_rank_bounds_every_tensor(func):
+    checker = TypeCheck()
+    checker.check(func)
+    ranks = [len(t.shape) for t in checker.memo.values() if isinstance(t, TensorType)]
+    assert ranks and max(ranks) <= 2

@@ -213,6 +213,28 @@ def test_sharing_compares_as_trees():
     assert both(dag, tree)
 
 
+def test_shared_binders_compare_as_trees():
+    # One closure shared by both branches equals two separate copies of it.
+    def closure_call():
+        a = relay.var("a", F32)
+        return Call(relay.Function([a], relay.nn.relu(a)), [relay.var("x", F32)])
+
+    cond = relay.var("c", "bool")
+    shared = closure_call()
+    dag = relay.If(cond, shared, relay.negative(shared))
+    x_dag = shared.args[0]
+    first, second = closure_call(), closure_call()
+    tree = relay.If(cond, first, relay.negative(Call(second.op, [x_dag])))
+    first_tree = relay.If(cond, Call(first.op, [x_dag]), relay.negative(Call(second.op, [x_dag])))
+    assert both(dag, first_tree)
+    assert not structural_equal(dag, tree)  # the second copy uses another free %x
+    # A mapping ends with its scope: outside the function, %a is just a free variable.
+    a, a2 = relay.var("a", F32), relay.var("a2", F32)
+    assert both(Tuple([relay.Function([a], a), a]), Tuple([relay.Function([a2], a2), a]))
+    assert not structural_equal(Tuple([relay.Function([a], a), a]),
+                                Tuple([relay.Function([a2], a2), a2]))
+
+
 def test_heavily_shared_dag_stays_linear():
     def diamonds(name, n=2000):
         x = relay.var(name, F32)

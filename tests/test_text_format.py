@@ -236,15 +236,36 @@ def test_let_in_value_and_argument_positions_prints_as_a_block():
     assert "%0 = {\n    let %i_1 = add(%x, %x);" in text
 
 
-def test_nested_functions_and_branches_scope_their_temporaries():
+def test_node_shared_by_blocks_is_bound_once_in_the_enclosing_block():
     x = relay.var("x", shape=(2,))
     c = relay.var("c", "bool")
     shared = relay.add(x, x)
-    # ``shared`` is used in both branches: each branch binds its own copy.
-    body = If(c, relay.multiply(shared, shared), relay.subtract(shared, x))
-    func = relay.Function([x, c], relay.Tuple([body, shared]))
+    branches = If(c, relay.multiply(shared, shared), relay.subtract(shared, x))
+    func = relay.Function([x, c], relay.Tuple([branches, shared]))
     back, text = roundtrip_expr(func)
-    assert text.count("add(%x, %x)") == 3
+    assert text.endswith(
+        "fn (%x: Tensor[(2), float32], %c: bool) {\n"
+        "  %0 = add(%x, %x);\n"
+        "  %1 = if (%c) {\n"
+        "    multiply(%0, %0)\n"
+        "  } else {\n"
+        "    subtract(%0, %x)\n"
+        "  };\n"
+        "  (%1, %0)\n"
+        "}\n"
+    )
+    assert back.body.fields[1] is back.body.fields[0].true_branch.args[0]
+
+
+def test_function_shared_by_both_branches_keeps_its_parameters():
+    x = relay.var("x", shape=(2,))
+    c = relay.var("c", "bool")
+    a = relay.var("a", shape=(2,))
+    g = relay.Function([a], relay.add(a, x))
+    func = relay.Function([x, c], If(c, Call(g, [x]), Call(g, relay.Tuple([x]).fields)))
+    back, text = roundtrip_expr(func)
+    assert text.count("fn (%a") == 1
+    assert back.body.true_branch.op is back.body.false_branch.op
 
 
 # --- names ---------------------------------------------------------------------

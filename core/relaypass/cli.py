@@ -1,65 +1,694 @@
-"""The ``relaypass`` command line.
+"""The ``relaypass`` command line: run, explain and check pipeline files; list passes and instruments.
 
-Errors caused by input (every :class:`~relaypass.errors.RelayPassError`, a
-missing file, a TOML syntax error) print one line and exit with status 2;
-``--traceback`` shows the full traceback instead, for bug reports.
+Exit statuses (docs/cli.md):
+
+* 0: done;
+* 1: the outputs were checked and differ (``run --check``, the model-zoo check);
+* 2: bad input -- a missing file, a pipeline or model that does not parse or
+  type-check, an unknown pass, a broken plugin, a missing optional extra.
+  One line ``relaypass: error: <what and where>`` on stderr;
+* 3: a bug (an exception that is not a :class:`~relaypass.errors.RelayPassError`):
+  its traceback, then one line saying which pass raised it.
+
+``--traceback`` (before or after the subcommand) shows the traceback of input
+errors too.  Nothing here imports numpy, the IR or a plugin before a command
+needs it, so listing passes stays fast and never runs plugin code.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
+from .errors import RelayPassError
+from .instrument import PassInstrument
+
+if TYPE_CHECKING:
+    from .ir.module import IRModule
+    from .schedule import ScheduledPass
+    from .transform.pipeline import Pipeline, PipelineSpec
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
 EXIT_INPUT_ERROR = 2
+EXIT_INTERNAL_ERROR = 3
+
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 1e-5
+
+
+class CLIError(RelayPassError):
+    """A command-line argument is wrong (an unknown option value, a missing argument)."""
+
+
+# --- terminal status line ---------------------------------------------------------------
+class StatusLine:
+    """One line of progress on stderr, rewritten in place; silent unless stderr is a terminal.
+
+    The line is transient: it is erased before anything else is written, so
+    logs and piped output never contain it.
+    """
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        isatty = getattr(self.stream, "isatty", None)
+        self.enabled = bool(isatty and isatty())
+        self._shown = False
+
+    def show(self, text: str) -> None:
+        if not self.enabled:
+            return
+        try:
+            width = os.get_terminal_size(self.stream.fileno()).columns
+        except (OSError, ValueError, AttributeError):
+            width = 80
+        if len(text) > width - 1:
+            text = text[: max(width - 2, 1)] + "…"
+        self.stream.write("\r\x1b[K" + text)
+        self.stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._shown = False
+
+
+class ProgressInstrument(PassInstrument):
+    """Shows on the status line which pass is running: ``[3/5] O3 > FuseOps``.
+
+    ``total`` is the number of passes the resolved schedule runs; a pass
+    counts as done when it finishes without another pass having run inside it
+    (a Sequential is a frame of the path, not a step).
+    """
+
+    def __init__(self, status: StatusLine, total: int) -> None:
+        self.status = status
+        self.total = total
+        self.done = 0
+        self._path: list[str] = []
+        self._nested: list[bool] = []
+
+    def run_before_pass(self, mod: Any, info: Any) -> None:
+        if self._nested:
+            self._nested[-1] = True
+        self._path.append(info.name)
+        self._nested.append(False)
+        step = min(self.done + 1, self.total) if self.total else self.done + 1
+        self.status.show(f"relaypass: [{step}/{self.total}] {' > '.join(self._path)}")
+
+    def run_after_pass(self, mod: Any, info: Any) -> None:
+        if self._path:
+            self._path.pop()
+            if not self._nested.pop():
+                self.done += 1
+
+    def exit_pass_ctx(self) -> None:
+        self.status.clear()
+
+
+# --- output --------------------------------------------------------------------------------
+def _err(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _secs(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds >= 0.1 else f"{seconds * 1000:.1f} ms"
+
+
+# --- pipelines -----------------------------------------------------------------------------
+def _read_spec(args: argparse.Namespace) -> PipelineSpec:
+    """The pipeline file, validated, with -O and --disable applied."""
+    from .transform.pipeline import read_pipeline
+
+    spec = read_pipeline(args.pipeline)
+    level = getattr(args, "opt_level", None)
+    if level is not None:
+        if level < 0:
+            raise CLIError(f"-O {level}: the opt_level must be a non-negative integer")
+        spec = replace(spec, opt_level=level)
+    disabled = getattr(args, "disable", None) or []
+    if disabled:
+        _check_pass_names(spec, disabled, "--disable")
+        spec = replace(spec, disabled_pass=tuple(dict.fromkeys(spec.disabled_pass + tuple(disabled))))
+    return spec
+
+
+def _sequence_names(spec: PipelineSpec) -> set[str]:
+    from .transform.pipeline import SequenceRef
+
+    names: set[str] = set()
+    stack = list(spec.passes.passes)
+    while stack:
+        ref = stack.pop()
+        if isinstance(ref, SequenceRef):
+            names.add(ref.name)
+            stack.extend(ref.passes)
+    return names
+
+
+def _check_pass_names(spec: PipelineSpec, names: Sequence[str], option: str) -> None:
+    import difflib
+
+    from .transform.registry import get_registry
+
+    registry = get_registry()
+    sequences = _sequence_names(spec)
+    for name in names:
+        if name in sequences or registry.has_pass(name):
+            continue
+        near = difflib.get_close_matches(name, [*registry.pass_names(), *sorted(sequences)], n=3,
+                                         cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else \
+            " (relaypass passes lists the registered passes)"
+        raise CLIError(f"{option} {name}: no pass named {name!r} is registered{hint}")
+
+
+# --- models --------------------------------------------------------------------------------
+def _load_model(path: str, shapes: dict[str, tuple[int, ...]] | None) -> IRModule:
+    """A Relay text file, or an ONNX model (needs the ``onnx`` extra)."""
+    if path.lower().endswith(".onnx"):
+        from . import model_zoo
+
+        return model_zoo.import_onnx(model_zoo.read_onnx(path), shapes)
+    if shapes:
+        raise CLIError(f"--shape applies to ONNX models; {path} is Relay text, whose "
+                       "parameters carry their shapes")
+    from .ir.io import load
+
+    return load(path)
+
+
+def _parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, sep, dims = text.rpartition("=")
+    try:
+        if not sep or not name:
+            raise ValueError
+        shape = tuple(int(d) for d in dims.replace("x", ",").split(",") if d.strip())
+        if any(d < 0 for d in shape):
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=D1,D2,... (e.g. input=1,3,224,224), not {text!r}") from None
+    return name, shape
+
+
+def _evaluate(mod: IRModule, inputs: Sequence[Any]) -> list[Any]:
+    from .compare import flatten_outputs
+    from .interp import Interpreter
+
+    return flatten_outputs(Interpreter(mod).evaluate()(*inputs))
+
+
+# --- running -------------------------------------------------------------------------------
+class _Run:
+    """One run of a pipeline with the instruments the command line asked for."""
+
+    def __init__(self, args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -> None:
+        from .schedule import resolve_schedule, runnable
+
+        self.spec = spec
+        self.schedule: list[ScheduledPass] = resolve_schedule(spec)
+        self.steps = runnable(self.schedule)
+        self.pipeline: Pipeline = spec.build()
+        self.timing: Any = None
+        self.instruments = self._instruments(args, status)
+        self.seconds = 0.0
+
+    def _instruments(self, args: argparse.Namespace, status: StatusLine) -> list[Any]:
+        from .transform.registry import get_registry
+
+        build = get_registry().build_instrument
+        # Timing first: the printers' work after a pass falls outside its time.
+        extra: list[Any] = []
+        if getattr(args, "time", False):
+            self.timing = build("PassTimingInstrument", {})
+            extra.append(self.timing)
+        if status.enabled:
+            extra.append(ProgressInstrument(status, len(self.steps)))
+        extra.extend(self.pipeline.instruments)
+        if args.print_after:
+            extra.append(build("PrintAfter", {"passes": list(args.print_after), "file": "stderr"}))
+        if args.print_after_all:
+            extra.append(build("PrintAfterAll", {"file": "stderr"}))
+        if args.print_changed:
+            extra.append(build("PrintChanged", {"file": "stderr"}))
+        if args.dump_dir:
+            extra.append(build("DumpIR", {"dir": args.dump_dir}))
+        return extra
+
+    def __call__(self, mod: IRModule) -> IRModule:
+        from .transform.context import PassContext
+
+        s = self.spec
+        ctx = PassContext(opt_level=s.opt_level, required_pass=s.required_pass,
+                          disabled_pass=s.disabled_pass, instruments=self.instruments,
+                          config=dict(s.config))
+        start = time.perf_counter()
+        with ctx:
+            out = self.pipeline.sequential(mod)
+        self.seconds = time.perf_counter() - start
+        return out
+
+    def report(self) -> None:
+        n = len(self.steps)
+        _err(f"relaypass: pipeline {self.spec.name} (opt_level {self.spec.opt_level}) ran "
+             f"{n} pass{'es' if n != 1 else ''} in {_secs(self.seconds)}")
+        if self.timing is not None:
+            _err(self.timing.render())
+
+
+def _write_module(mod: IRModule, output: str | None) -> None:
+    from .ir.io import save
+
+    if output is None or output == "-":
+        from .ir.printer import astext
+
+        text = astext(mod, show_meta_data=True)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    else:
+        save(mod, output)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    if (args.model is None) == (args.model_zoo is None):
+        raise CLIError("run needs a MODEL file or --model-zoo NAME (one of them)")
+    status = StatusLine()
+    spec = _read_spec(args)
+    if args.model_zoo is not None:
+        return _run_zoo(args, spec, status)
+    shapes = dict(args.shape) if args.shape else None
+    mod = _load_model(args.model, shapes)
+    run = _Run(args, spec, status)
+    inputs: list[Any] = []
+    before: list[Any] = []
+    if args.check:
+        from .testing.inputs import random_inputs
+
+        status.show("relaypass: evaluating the input module")
+        inputs = random_inputs(mod, seed=args.seed)
+        before = _evaluate(mod, inputs)
+    out = run(mod)
+    _write_module(out, args.output)
+    if args.time:
+        run.report()
+    if not args.check:
+        return EXIT_OK
+    status.show("relaypass: evaluating the result")
+    after = _evaluate(out, inputs)
+    status.clear()
+    return _report_check(after, before, args, f"the input module (seeded inputs, seed {args.seed})")
+
+
+def _report_check(actual: list[Any], reference: list[Any], args: argparse.Namespace,
+                  against: str) -> int:
+    from .compare import compare_outputs
+
+    result = compare_outputs(actual, reference, rtol=args.rtol, atol=args.atol)
+    if result.ok:
+        _err(f"relaypass: check ok: {result.summary(against)}")
+        return EXIT_OK
+    _err(f"relaypass: check failed: {result.summary(against)}")
+    return EXIT_CHECK_FAILED
+
+
+def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -> int:
+    from . import model_zoo
+
+    model = model_zoo.light_model(args.model_zoo)
+    reference = args.reference
+    if reference == "auto":
+        reference = "onnxruntime" if model_zoo.has_onnxruntime() else "stored"
+    weights = args.weights or ("random" if reference == "onnxruntime" else "shipped")
+    if reference == "stored" and weights == "random":
+        raise CLIError("--weights random needs --reference onnxruntime: the stored reference "
+                       "output was computed with the shipped weights")
+    if reference == "onnxruntime":
+        model_zoo.require_onnxruntime()
+    run = _Run(args, spec, status)
+    if run.timing is None:  # the model-zoo job always reports where the time went
+        from .transform.registry import get_registry
+
+        run.timing = get_registry().build_instrument("PassTimingInstrument", {})
+        run.instruments.insert(0, run.timing)
+
+    status.show(f"relaypass: reading {model.name}")
+    proto = model.load()
+    if weights == "random":
+        proto = model_zoo.randomize_weights(proto, seed=args.seed)
+        what = f"seeded random weights (seed {args.seed})"
+    else:
+        what = "the shipped weights"
+    if reference == "stored":
+        feeds = model_zoo.onnx_test_input(proto)
+        what += ", the input of onnx's backend test"
+    else:
+        feeds = model_zoo.random_input(proto, seed=args.seed)
+        what += f", a seeded random input (seed {args.seed})"
+    _err(f"relaypass: {model.name} ({model.file_name}, opset {model_zoo.opset(proto)}): {what}")
+
+    status.show(f"relaypass: importing {model.name}")
+    start = time.perf_counter()
+    mod = model_zoo.import_onnx(proto, None)
+    imported = time.perf_counter() - start
+    status.clear()
+    _err(f"relaypass: imported in {_secs(imported)}")
+
+    out = run(mod)
+    run.report()
+    if args.output is not None:
+        _write_module(out, args.output)
+
+    inputs = model_zoo.main_arguments(out, feeds)
+    status.show("relaypass: evaluating the result with the interpreter")
+    start = time.perf_counter()
+    actual = _evaluate(out, inputs)
+    interp_seconds = time.perf_counter() - start
+    status.clear()
+    if reference == "stored":
+        expected = model.stored_outputs()
+        ref_line = f"relaypass: interpreter {_secs(interp_seconds)}"
+        against = f"the stored reference output ({model.file_name[:-5]}_output_0.pb)"
+    else:
+        status.show("relaypass: running onnxruntime")
+        start = time.perf_counter()
+        expected = model_zoo.run_onnxruntime(proto, feeds)
+        ort_seconds = time.perf_counter() - start
+        status.clear()
+        ref_line = (f"relaypass: interpreter {_secs(interp_seconds)}, "
+                    f"onnxruntime {_secs(ort_seconds)}")
+        against = "onnxruntime"
+    _err(ref_line)
+    code = _report_check(actual, expected, args, against)
+    if args.check:
+        status.show("relaypass: evaluating the imported module")
+        before = _evaluate(mod, model_zoo.main_arguments(mod, feeds))
+        status.clear()
+        code = max(code, _report_check(actual, before, args, "the imported module"))
+    return code
+
+
+# --- listing ------------------------------------------------------------------------------
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join(lines)
+
+
+def _options_json(options: Any) -> list[dict[str, Any]] | None:
+    if options is None:
+        return None
+    return [{"name": o.name, "type": o.type, "default": o.default, "required": o.required,
+             "help": o.help} for o in options]
+
+
+def _plugin_warnings() -> None:
+    from .transform.registry import get_registry
+
+    for error in get_registry().errors():
+        _err(f"relaypass: warning: {str(error).splitlines()[0]}")
+
+
+def _cmd_passes(args: argparse.Namespace) -> int:
+    from .transform.registry import get_registry
+
+    specs = get_registry().list_passes()
+    if args.json:
+        data = [{
+            "name": s.name, "kind": s.kind, "opt_level": s.opt_level,
+            "required": list(s.required), "preserves": list(s.preserves),
+            "options": _options_json(s.options),
+            "config": [{"name": k.name, "type": k.type, "default": k.default, "help": k.help}
+                       for k in s.config],
+            "distribution": s.distribution, "version": s.version, "help": s.help,
+        } for s in specs]
+        print(json.dumps(data, indent=2, default=list))
+    else:
+        rows = [(s.name, s.kind, str(s.opt_level), ", ".join(s.required) or "-",
+                 s.distribution, s.version or "-") for s in specs]
+        print(_table(("name", "kind", "opt_level", "required", "distribution", "version"), rows))
+    _plugin_warnings()
+    return EXIT_OK
+
+
+def _cmd_instruments(args: argparse.Namespace) -> int:
+    from .transform.registry import get_registry
+
+    specs = get_registry().list_instruments()
+    if args.json:
+        data = [{"name": s.name, "kind": "instrument", "options": _options_json(s.options),
+                 "distribution": s.distribution, "version": s.version, "help": s.help}
+                for s in specs]
+        print(json.dumps(data, indent=2, default=list))
+    else:
+        rows = [(s.name, "instrument",
+                 ", ".join(o.name for o in s.options) if s.options else "-",
+                 s.distribution, s.version or "-") for s in specs]
+        print(_table(("name", "kind", "options", "distribution", "version"), rows))
+    _plugin_warnings()
+    return EXIT_OK
+
+
+# --- pipelines: explain, check -----------------------------------------------------------------
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .schedule import resolve_schedule
+
+    spec = _read_spec(args)
+    schedule = resolve_schedule(spec)
+    runs = sum(1 for s in schedule if s.index)
+    print(f"pipeline {spec.name} ({spec.source}), opt_level {spec.opt_level}: "
+          f"{runs} pass{'es' if runs != 1 else ''} run")
+    rows = []
+    for s in schedule:
+        number = str(s.index) if s.index else ""
+        label = "  " * s.depth + s.name
+        if s.kind == "sequence":
+            label += "/"
+        rows.append((number, label, _explain_action(s), _explain_reason(s, spec)))
+    print(_table(("#", "pass", "action", "why"), rows))
+    if spec.instruments:
+        print(f"instruments: {', '.join(ref.name for ref in spec.instruments)}")
+    return EXIT_OK
+
+
+def _explain_action(step: ScheduledPass) -> str:
+    if step.action == "skip":
+        return "skipped"
+    return "added" if step.kind == "dependency" else "run"
+
+
+def _explain_reason(step: ScheduledPass, spec: PipelineSpec) -> str:
+    reason = step.reason
+    if reason == "disabled_pass":
+        return "disabled"
+    if reason.startswith("opt_level ") and " > pipeline opt_level " in reason:
+        return reason.replace(" > pipeline opt_level ", " > ")
+    if step.options:
+        opts = ", ".join(f"{k}={json.dumps(v)}" for k, v in step.options.items())
+        return f"{reason}; options {opts}"
+    return reason
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .transform.pipeline import read_pipeline
+
+    spec = read_pipeline(args.pipeline)
+    n = len(_leaf_names(spec))
+    m = len(spec.instruments)
+    print(f"ok: {n} pass{'es' if n != 1 else ''}, {m} instrument{'s' if m != 1 else ''}")
+    return EXIT_OK
+
+
+def _leaf_names(spec: PipelineSpec) -> list[str]:
+    from .transform.pipeline import SequenceRef
+
+    names: list[str] = []
+    stack = list(reversed(spec.passes.passes))
+    while stack:
+        ref = stack.pop()
+        if isinstance(ref, SequenceRef):
+            stack.extend(reversed(ref.passes))
+        else:
+            names.append(ref.name)
+    return names
 
 
 def _cmd_print(args: argparse.Namespace) -> int:
-    from .ir.io import load
+    _write_module(_load_model(args.model, None), None)
+    return EXIT_OK
 
-    text = load(args.model).astext()
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return 0
+
+# --- the parser ----------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """Usage errors become one line and exit status 2, like every other input error."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise CLIError(f"{message} (see {self.prog} --help)")
+
+
+def _model_zoo_names() -> list[str]:
+    from .model_zoo import LIGHT_MODELS
+
+    return sorted(LIGHT_MODELS)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    common = _Parser(add_help=False)
+    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback of errors")
+
+    parser = _Parser(
         prog="relaypass",
         description="Run Relay-style compiler pass pipelines on tensor programs.",
+        epilog="docs/cli.md describes every command, option and exit status.",
     )
     parser.add_argument("--version", action="version", version=f"relaypass {__version__}")
-    parser.add_argument("--traceback", action="store_true", help="show the full traceback on errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p_print = sub.add_parser("print", help="parse a Relay text model and print it back")
-    p_print.add_argument("model", help="a .relay text file")
+    parser.add_argument("--traceback", action="store_true", help="show the full traceback of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def pipeline_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("pipeline", metavar="PIPELINE.toml", help="a pipeline file")
+        p.add_argument("-O", dest="opt_level", type=int, metavar="N",
+                       help="run at opt_level N instead of the file's")
+        p.add_argument("--disable", action="append", metavar="NAME", default=[],
+                       help="never run pass NAME (repeatable)")
+
+    p_run = sub.add_parser("run", parents=[common], help="run a pipeline on a model",
+                           description="Run a pipeline file on a model and write the result "
+                                       "as Relay text.")
+    pipeline_options(p_run)
+    p_run.add_argument("model", nargs="?", metavar="MODEL",
+                       help="a Relay text file (.relay, .txt), or .onnx with the onnx extra")
+    p_run.add_argument("--model-zoo", metavar="NAME",
+                       help="instead of MODEL, a model shipped with the onnx package: "
+                            + ", ".join(_model_zoo_names()))
+    p_run.add_argument("-o", "--output", metavar="OUT",
+                       help="write the result here (default: stdout; with --model-zoo, "
+                            "only written when given)")
+    p_run.add_argument("--shape", action="append", type=_parse_shape, metavar="NAME=D1,D2,...",
+                       help="the shape of an ONNX input (repeatable)")
+    p_run.add_argument("--print-after", action="append", metavar="NAME", default=[],
+                       help="print the module after each run of pass NAME (stderr; repeatable)")
+    p_run.add_argument("--print-after-all", action="store_true",
+                       help="print the module after every pass (stderr)")
+    p_run.add_argument("--print-changed", action="store_true",
+                       help="print a diff of what each pass changed (stderr)")
+    p_run.add_argument("--time", action="store_true", help="print the pass timing table (stderr)")
+    p_run.add_argument("--dump-dir", metavar="DIR",
+                       help="write the module after each pass into DIR, one numbered file per pass")
+    p_run.add_argument("--check", action="store_true",
+                       help="run the interpreter on seeded random inputs before and after the "
+                            "pipeline; exit 1 if the outputs differ")
+    p_run.add_argument("--rtol", type=float, default=DEFAULT_RTOL,
+                       help=f"relative tolerance of the checks (default {DEFAULT_RTOL:g})")
+    p_run.add_argument("--atol", type=float, default=DEFAULT_ATOL,
+                       help=f"absolute tolerance of the checks (default {DEFAULT_ATOL:g})")
+    p_run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p_run.add_argument("--reference", choices=("auto", "onnxruntime", "stored"), default="auto",
+                       help="--model-zoo: what the result is checked against (default auto: "
+                            "onnxruntime when installed, else the stored reference output)")
+    p_run.add_argument("--weights", choices=("random", "shipped"),
+                       help="--model-zoo: seeded random weights in place of the shipped uniform "
+                            "ones (default with onnxruntime), or the shipped ones")
+    p_run.set_defaults(func=_cmd_run)
+
+    for name, func, what in (("passes", _cmd_passes, "passes"),
+                             ("instruments", _cmd_instruments, "instruments")):
+        p = sub.add_parser(name, parents=[common], help=f"list the registered {what}",
+                           description=f"List the registered {what}, from the plugins' "
+                                       "manifests (no plugin code is imported).")
+        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        p.set_defaults(func=func)
+
+    p_explain = sub.add_parser("explain", parents=[common],
+                               help="show the passes a pipeline would run, and why",
+                               description="Show a pipeline's resolved schedule: the passes "
+                                           "that run, the ones added as dependencies and the "
+                                           "ones skipped, with the reason for each.")
+    pipeline_options(p_explain)
+    p_explain.set_defaults(func=_cmd_explain)
+
+    p_check = sub.add_parser("check", parents=[common], help="validate a pipeline file",
+                             description="Validate a pipeline file without running it.")
+    p_check.add_argument("pipeline", metavar="PIPELINE.toml", help="a pipeline file")
+    p_check.set_defaults(func=_cmd_check)
+
+    p_print = sub.add_parser("print", parents=[common],
+                             help="parse a model and print it as Relay text",
+                             description="Parse a Relay text model (or import an ONNX model) "
+                                         "and print it as Relay text.")
+    p_print.add_argument("model", metavar="MODEL", help="a Relay text file, or .onnx")
     p_print.set_defaults(func=_cmd_print)
     return parser
 
 
+# --- errors -------------------------------------------------------------------------------
 def _is_input_error(exc: BaseException) -> bool:
-    from .errors import RelayPassError
+    return isinstance(exc, (RelayPassError, OSError))
 
-    if isinstance(exc, (RelayPassError, FileNotFoundError, IsADirectoryError, PermissionError)):
-        return True
-    return type(exc).__name__ == "TOMLDecodeError"
+
+# Messages written for Python callers point at the Python API; here the commands do the same.
+_API_HINTS = (("list_passes() shows", "relaypass passes shows"),
+              ("list_instruments() shows", "relaypass instruments shows"),
+              ("plugin_errors() says why", "relaypass passes says why"))
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, with the pass it was raised in when one was."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    for api, command in _API_HINTS:
+        line = line.replace(api, command)
+    if not isinstance(exc, RelayPassError):
+        line = f"{type(exc).__name__}: {line}"
+    for note in getattr(exc, "__notes__", None) or ():
+        if isinstance(note, str) and note.startswith("relaypass: "):
+            line += f" [{note[len('relaypass: '):]}]"
+            break
+    return line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "func", None) is None:
-        parser.print_help()
-        return EXIT_INPUT_ERROR
+    traceback_requested = "--traceback" in (sys.argv[1:] if argv is None else argv)
     try:
-        return args.func(args)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
+        if func is None:
+            parser.print_help(sys.stderr)
+            return EXIT_INPUT_ERROR
+        return func(args)
+    except KeyboardInterrupt:
+        _err("relaypass: interrupted")
+        return 130
+    except BrokenPipeError:  # stdout closed early (| head): nothing more to say
+        sys.stderr.close()
+        return EXIT_OK
     except Exception as exc:
-        if args.traceback or not _is_input_error(exc):
+        if traceback_requested:
             raise
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"relaypass: error: {message}", file=sys.stderr)
-        return EXIT_INPUT_ERROR
+        if _is_input_error(exc):
+            _err(f"relaypass: error: {_one_line(exc)}")
+            return EXIT_INPUT_ERROR
+        import traceback
+
+        traceback.print_exc()
+        _err(f"relaypass: internal error: {_one_line(exc)}; this is a bug (the traceback above "
+             "shows where), please report it")
+        return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import EvaluationError, ModuleError
+from .errors import AttrsError, EvaluationError, ModuleError
 from .ir.expr import (
     Call,
     Constant,
@@ -372,7 +372,10 @@ class Interpreter:
             )
         # A call built without attributes means the schema's defaults, as for InferType.
         schema = op.attrs_schema
-        defaults = schema.build(op.name, {}) if schema is not None else None
+        try:
+            defaults = schema.build(op.name, {}) if schema is not None else None
+        except AttrsError:
+            defaults = None  # the operator has required attributes: every call carries its own
         entry = (kernel, op.num_inputs, defaults)
         self._kernels[op] = entry
         return entry

@@ -39,7 +39,7 @@ from relaypass.ir.expr import (
 )
 from relaypass.ir.op import Op
 
-__all__ = ["BindingScopes", "Scope", "binding_scopes", "lowest_common_ancestor"]
+__all__ = ["BindingScopes", "Scope", "binding_scopes", "flat_scopes", "lowest_common_ancestor"]
 
 _ATOMS = frozenset({Var, GlobalVar, Op})
 
@@ -88,11 +88,7 @@ def lowest_common_ancestor(a: Scope, b: Scope) -> Scope:
 
 
 def _is_primitive(func: Function) -> bool:
-    value = func.attrs.get("Primitive", 0)
-    try:
-        return bool(value)
-    except (TypeError, ValueError):
-        return True
+    return bool(func.attrs.get("Primitive"))
 
 
 class BindingScopes:
@@ -104,6 +100,11 @@ class BindingScopes:
     """
 
     __slots__ = ("root", "global_scope", "children", "_scopes", "_atom_uses", "_uniform")
+
+    @property
+    def flat(self) -> bool:
+        """True when every node below the root shares one scope."""
+        return self._uniform is not None
 
     def __init__(self, root: Expr) -> None:
         self.root = root
@@ -204,21 +205,33 @@ def _post_order(root: Expr) -> tuple[list[Expr], bool]:
     return order, nested
 
 
-def binding_scopes(root: Expr) -> BindingScopes:
-    """The scope of every node of ``root`` (a function, or any expression)."""
+def flat_scopes(root: Expr) -> BindingScopes:
+    """The scopes of ``root`` if it has no If, let or local function (which is not checked).
+
+    Everything below the root then lives in one scope: the root function's
+    body, or the global scope for an expression.  ToANormalForm starts from
+    this and falls back on :func:`binding_scopes` when it meets a node that
+    opens a scope, which spares dataflow programs the scope calculation.
+    """
     result = BindingScopes(root)
     global_scope = result.global_scope
+    if type(root) is Function and not _is_primitive(root):
+        body_scope = Scope(global_scope)
+        result.children[root] = (body_scope,)
+        result._uniform = body_scope
+    else:
+        result._uniform = global_scope
+    result._scopes[root] = global_scope
+    return result
+
+
+def binding_scopes(root: Expr) -> BindingScopes:
+    """The scope of every node of ``root`` (a function, or any expression)."""
     order, nested = _post_order(root)
     if not nested:
-        if type(root) is Function and not _is_primitive(root):
-            body_scope = Scope(global_scope)
-            result.children[root] = (body_scope,)
-            result._uniform = body_scope
-        else:
-            result._uniform = global_scope
-        result._scopes[root] = global_scope
-        return result
-
+        return flat_scopes(root)
+    result = BindingScopes(root)
+    global_scope = result.global_scope
     scopes = result._scopes
     children = result.children
     atom_uses = result._atom_uses

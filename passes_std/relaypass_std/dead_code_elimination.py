@@ -22,8 +22,10 @@ from __future__ import annotations
 from relaypass.functor import ExprMutator
 from relaypass.ir.expr import (
     Call,
+    Constant,
     Expr,
     Function,
+    GlobalVar,
     If,
     Let,
     RefCreate,
@@ -34,6 +36,7 @@ from relaypass.ir.expr import (
     Var,
 )
 from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op
 
 from .purity import PurityAnalysis
 
@@ -45,11 +48,7 @@ _KEEP = 2
 
 
 def _is_primitive(func: Function) -> bool:
-    value = func.attrs.get("Primitive", 0)
-    try:
-        return bool(value)
-    except (TypeError, ValueError):
-        return True
+    return bool(func.attrs.get("Primitive"))
 
 
 class _Usage:
@@ -66,34 +65,42 @@ class _Usage:
         is_pure = self.is_pure
         bind_level: dict[Var, int] = {}
         seen: dict[Expr, int] = {}
-        stack: list[tuple[Expr, int]] = [(root, 0)]
-        push = stack.append
-        while stack:
-            node, level = stack.pop()
-            n = seen.get(node, 0) + 1
-            seen[node] = n
-            if n > 2:
-                continue
+        # The explicit stack, as two parallel lists: nodes and their function nesting level.
+        nodes: list[Expr] = [root]
+        levels: list[int] = [0]
+
+        def use(var: Var, level: int) -> None:
+            k = seen.get(var, 0) + 1
+            seen[var] = k
+            if k > 2 or var not in values:
+                return
+            n = uses[var] + 1
+            if n == 1 and is_pure(var):
+                # The first use makes the bound value live: count the uses inside it.
+                nodes.append(values[var])
+                levels.append(level)
+            if bind_level[var] < level:
+                # Used inside a function that may run many times.
+                n += 1
+            uses[var] = n
+
+        while nodes:
+            node = nodes.pop()
+            level = levels.pop()
             t = type(node)
             if t is Var:
-                if node in values:
-                    k = uses[node] + 1
-                    if k == 1 and is_pure(node):
-                        # The first use makes the bound value live: count the uses inside it.
-                        push((values[node], level))
-                    if bind_level[node] < level:
-                        # Used inside a function that may run many times.
-                        k += 1
-                    uses[node] = k
-            elif t is Call:
-                push((node.op, level))
-                for a in node.args:
-                    push((a, level))
+                use(node, level)
+                continue
+            k = seen.get(node, 0) + 1
+            seen[node] = k
+            if k > 2:
+                continue
+            if t is Call:
+                kids: tuple = (node.op, *node.args)
             elif t is Tuple:
-                for f in node.fields:
-                    push((f, level))
+                kids = node.fields
             elif t is TupleGetItem:
-                push((node.tuple_value, level))
+                kids = (node.tuple_value,)
             elif t is Let:
                 body: Expr = node
                 while type(body) is Let:
@@ -104,22 +111,30 @@ class _Usage:
                     uses[var] = 0
                     bind_level[var] = level
                     if not is_pure(var):
-                        push((body.value, level))
+                        nodes.append(body.value)
+                        levels.append(level)
                     body = body.body
-                push((body, level))
+                kids = (body,)
             elif t is Function:
-                push((node.body, level + 1))
+                kids = (node.body,)
+                level += 1
             elif t is If:
-                push((node.cond, level))
-                push((node.true_branch, level))
-                push((node.false_branch, level))
+                kids = (node.cond, node.true_branch, node.false_branch)
             elif t is RefCreate:
-                push((node.value, level))
+                kids = (node.value,)
             elif t is RefRead:
-                push((node.ref, level))
+                kids = (node.ref,)
             elif t is RefWrite:
-                push((node.ref, level))
-                push((node.value, level))
+                kids = (node.ref, node.value)
+            else:
+                continue
+            for kid in kids:
+                tk = type(kid)
+                if tk is Var:
+                    use(kid, level)
+                elif tk is not Constant and tk is not Op and tk is not GlobalVar:
+                    nodes.append(kid)
+                    levels.append(level)
 
 
 class _Eliminator(ExprMutator):

@@ -112,13 +112,6 @@ class ConstantChecker:
         return memo[expr]
 
 
-def _nonzero(value: object) -> bool:
-    try:
-        return bool(value)
-    except (TypeError, ValueError):
-        return True
-
-
 def _to_value(expr: Expr) -> object:
     """A constant expression as a kernel argument: an array or a tuple of values."""
     if type(expr) is Constant:
@@ -166,15 +159,13 @@ class _Folder(MixedModeMutator):
             return call
         if type(op) is Op:
             attrs = op._attrs
-            if not _nonzero(attrs.get("TOpIsStateful", False)):
+            if not attrs.get("TOpIsStateful"):
                 name = op.name
                 if name in _SHAPE_OPS or name in _SIZE_OPS:
                     folded = self._fold_shape(call, name)
                     if folded is not None:
                         return folded
-                elif name not in _NEVER_EVALUATED and not _nonzero(
-                    attrs.get("TNonComputational", False)
-                ):
+                elif name not in _NEVER_EVALUATED and not attrs.get("TNonComputational"):
                     folded = self._evaluate(attrs.get("FKernel"), args, call.attrs)
                     if folded is not None:
                         return folded
@@ -256,7 +247,7 @@ class _Folder(MixedModeMutator):
         return If(cond, then, other, if_expr.span)
 
     def visit_function(self, func: Function) -> Expr:
-        if _nonzero(func.attrs.get("Primitive", 0)):
+        if func.attrs.get("Primitive"):
             return func
         return super().visit_function(func)
 

@@ -32,6 +32,7 @@ Nothing recurses along dataflow.
 
 from __future__ import annotations
 
+import gc
 from typing import Any as _AnyT
 
 from relaypass.errors import RelayPassError
@@ -103,9 +104,18 @@ def fuse_ops(
         from .infer_type import infer_type_expr
 
         expr = infer_type_expr(expr, mod)
-    graph = build_forward_graph(expr)
-    group_of = GraphPartitioner(graph, level, depth, max_args).partition()
-    return _Rewriter(graph, group_of).run(expr)
+    # The pass allocates a few small containers per node and makes no reference
+    # cycles; letting the cycle collector run meanwhile would rescan the whole
+    # program again and again (it doubles the time on a 100,000-node chain).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        graph = build_forward_graph(expr)
+        group_of = GraphPartitioner(graph, level, depth, max_args).partition()
+        return _Rewriter(graph, group_of).run(expr)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def FuseOps(fuse_opt_level: int = -1, **options: _AnyT):  # noqa: N802
@@ -190,14 +200,14 @@ class _Rewriter:
             if t is Call:
                 op = node.op
                 if type(op) is not Op:
-                    new[i] = self._rebuild_call(node)
+                    new[i] = self._rebuild(node)
                     continue
                 if op.name == _STOP_FUSION:
                     new[i] = mapped(node.args[0])
                     continue
                 attrs = op._attrs
                 if attrs.get("TNonComputational"):
-                    new[i] = self._rebuild_call(node)
+                    new[i] = self._rebuild(node)
                     continue
                 root = group_of[i]
                 info = groups.get(root)
@@ -215,8 +225,7 @@ class _Rewriter:
             elif t is Tuple:
                 root = group_of[i]
                 if root == i:
-                    fields = [mapped(f) for f in node.fields]
-                    new[i] = _same_or(node, fields, node.fields, lambda f: Tuple(f, node.span))
+                    new[i] = self._rebuild(node)
                     continue
                 info = groups.get(root)
                 if info is None:
@@ -225,33 +234,8 @@ class _Rewriter:
                 new[i] = set_checked_type(tup, node.checked_type)
             elif t is TupleGetItem:
                 new[i] = self._tuple_getitem(i, node)
-            elif t is Let:
-                parts = [mapped(node.var), mapped(node.value), mapped(node.body)]
-                new[i] = _same_or(node, parts, (node.var, node.value, node.body),
-                                  lambda p: Let(p[0], p[1], p[2], node.span))
-            elif t is Function:
-                if is_opaque_function(node):
-                    new[i] = node
-                    continue
-                body = mapped(node.body)
-                new[i] = _same_or(node, [body], [node.body], lambda b: Function(
-                    node.params, b[0], node.ret_type, node.type_params, node.attrs, node.span))
-            elif t is If:
-                parts = [mapped(node.cond), mapped(node.true_branch), mapped(node.false_branch)]
-                new[i] = _same_or(node, parts, (node.cond, node.true_branch, node.false_branch),
-                                  lambda p: If(p[0], p[1], p[2], node.span))
-            elif t is RefCreate:
-                new[i] = _same_or(node, [mapped(node.value)], [node.value],
-                                  lambda p: RefCreate(p[0], node.span))
-            elif t is RefRead:
-                new[i] = _same_or(node, [mapped(node.ref)], [node.ref],
-                                  lambda p: RefRead(p[0], node.span))
-            elif t is RefWrite:
-                parts = [mapped(node.ref), mapped(node.value)]
-                new[i] = _same_or(node, parts, (node.ref, node.value),
-                                  lambda p: RefWrite(p[0], p[1], node.span))
-            else:  # build_forward_graph admits no other kind
-                raise TypeError(f"FuseOps does not know the expression kind {t.__name__}")
+            else:
+                new[i] = self._rebuild(node)
         j = index.get(expr)
         return expr if j is None else new[j]
 
@@ -308,19 +292,58 @@ class _Rewriter:
         call = Call(func, info.arguments)
         return set_checked_type(call, ret_type)
 
-    def _rebuild_call(self, node: Call) -> Expr:
-        mapped = self._mapped
-        parts = [mapped(node.op), *(mapped(a) for a in node.args)]
-        return _same_or(node, parts, (node.op, *node.args),
-                        lambda p: Call(p[0], p[1:], node.attrs, node.type_args, node.span))
-
-
-def _same_or(old: Expr, parts: list[Expr], old_parts, build) -> Expr:
-    """``old`` when every part is unchanged, else ``build(parts)`` typed as ``old``."""
-    for a, b in zip(parts, old_parts):
-        if a is not b:
-            out = build(parts)
-            if old._checked_type is not None:
-                set_checked_type(out, old._checked_type)
-            return out
-    return old
+    def _rebuild(self, node: Expr) -> Expr:
+        """``node`` outside any group, over the rewritten children (itself if none changed)."""
+        m = self._mapped
+        t = type(node)
+        if t is Var or t is Constant:
+            return node
+        if t is Call:
+            op = m(node.op)
+            args = [m(a) for a in node.args]
+            if op is node.op and all(a is b for a, b in zip(args, node.args)):
+                return node
+            out: Expr = Call(op, args, node.attrs, node.type_args, node.span)
+        elif t is Tuple:
+            fields = [m(f) for f in node.fields]
+            if all(a is b for a, b in zip(fields, node.fields)):
+                return node
+            out = Tuple(fields, node.span)
+        elif t is Let:
+            value, body = m(node.value), m(node.body)
+            if value is node.value and body is node.body:
+                return node
+            out = Let(node.var, value, body, node.span)
+        elif t is Function:
+            if is_opaque_function(node):
+                return node
+            body = m(node.body)
+            if body is node.body:
+                return node
+            out = Function(node.params, body, node.ret_type, node.type_params, node.attrs,
+                           node.span)
+        elif t is If:
+            cond, then, other = m(node.cond), m(node.true_branch), m(node.false_branch)
+            if cond is node.cond and then is node.true_branch and other is node.false_branch:
+                return node
+            out = If(cond, then, other, node.span)
+        elif t is RefCreate:
+            value = m(node.value)
+            if value is node.value:
+                return node
+            out = RefCreate(value, node.span)
+        elif t is RefRead:
+            ref = m(node.ref)
+            if ref is node.ref:
+                return node
+            out = RefRead(ref, node.span)
+        elif t is RefWrite:
+            ref, value = m(node.ref), m(node.value)
+            if ref is node.ref and value is node.value:
+                return node
+            out = RefWrite(ref, value, node.span)
+        else:  # build_forward_graph admits no other kind
+            raise TypeError(f"FuseOps does not know the expression kind {t.__name__}")
+        if node._checked_type is not None:
+            set_checked_type(out, node._checked_type)
+        return out

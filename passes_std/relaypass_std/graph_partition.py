@@ -89,26 +89,19 @@ class GraphPartitioner:
     # --- union-find ------------------------------------------------------------------------
     def find(self, i: int) -> int:
         """The representative of node ``i``'s group (compressing the path on the way)."""
-        parent = self.parent
-        root = i
-        while parent[root] >= 0:
-            root = parent[root]
-        while i != root:
-            nxt = parent[i]
-            if nxt == root:
-                break
-            parent[i] = root
-            i = nxt
-        return root
+        return _find(self.parent, i)
 
     def _merge(self, child: int, parent: int) -> None:
-        child = self.find(child)
-        parent = self.find(parent)
+        links = self.parent
+        if links[child] >= 0:
+            child = _find(links, child)
+        if links[parent] >= 0:
+            parent = _find(links, parent)
         if child == parent:
             return
         self.num_nodes[parent] += self.num_nodes[child]
         self.args_num[parent] += self.args_num[child]
-        self.parent[child] = parent
+        links[child] = parent
         if self.anchor[child] >= 0:
             self.anchor[parent] = self.anchor[child]
             if self.pattern[child] > self.pattern[parent]:
@@ -122,11 +115,11 @@ class GraphPartitioner:
             dom = PostDominatorTree(self.graph)
             for phase in range(3):
                 self._run_phase(dom, phase)
-        find = self.find
-        return [find(i) for i in range(n)]
+        links = self.parent
+        return [i if links[i] < 0 else _find(links, i) for i in range(n)]
 
     def _run_phase(self, dom: PostDominatorTree, phase: int) -> None:
-        find = self.find
+        links = self.parent
         own_pattern = self.pattern
         dom_parent = dom.parent
         dom_pattern = dom.pattern
@@ -149,14 +142,15 @@ class GraphPartitioner:
             if phase == 2:
                 if pat > INJECTIVE:
                     continue
-                sink_root = find(sink)
+                sink_root = sink if links[sink] < 0 else _find(links, sink)
                 if own_pattern[sink_root] == TUPLE:
                     continue
                 if not (own_pattern[sink] == TUPLE and own_pattern[sink_root] <= INJECTIVE):
                     continue
                 inner, last = INJECTIVE, INJECTIVE
             else:
-                if find(nid) == find(sink):
+                root = nid if links[nid] < 0 else _find(links, nid)
+                if root == (sink if links[sink] < 0 else _find(links, sink)):
                     continue
                 if own_pattern[sink] == TUPLE:
                     continue
@@ -200,12 +194,12 @@ class GraphPartitioner:
 
     def _check_path(self, src: int, sink: int, inner: int, last: int) -> bool:
         """Whether every group met after ``src`` is at most ``inner``, and ``sink``'s at most ``last``."""
-        find = self.find
+        links = self.parent
         pattern = self.pattern
         outputs = self.graph.outputs
         outs = outputs[src]
         if len(outs) == 1 and outs[0] == sink:
-            return pattern[find(sink)] <= last
+            return pattern[sink if links[sink] < 0 else _find(links, sink)] <= last
         mark = self._mark
         stamp = self._next_stamp()
         stack = list(outs)
@@ -214,7 +208,7 @@ class GraphPartitioner:
             if mark[v] == stamp:
                 continue
             mark[v] = stamp
-            p = pattern[find(v)]
+            p = pattern[v if links[v] < 0 else _find(links, v)]
             if v == sink:
                 if p > last:
                     return False
@@ -230,6 +224,10 @@ class GraphPartitioner:
             self._postponed.setdefault(self._postpone_node, []).append(src)
             return
         outputs = self.graph.outputs
+        outs = outputs[src]
+        if len(outs) == 1 and outs[0] == sink:
+            self._merge(src, sink)
+            return
         mark = self._mark
         stamp = self._next_stamp()
         stack = [src]
@@ -244,7 +242,8 @@ class GraphPartitioner:
     def _count_fused_nodes(self, child: int, sink: int) -> int:
         """The size of ``sink``'s group once ``child`` and everything up to ``sink`` joins it."""
         num_nodes = self.num_nodes
-        total = num_nodes[self.find(sink)]
+        links = self.parent
+        total = num_nodes[sink if links[sink] < 0 else _find(links, sink)]
         outputs = self.graph.outputs
         outs = outputs[child]
         if len(outs) == 1 and outs[0] == sink:
@@ -328,6 +327,19 @@ class GraphPartitioner:
             if not frames:
                 return frame[3]
             frames[-1][3] += frame[3]
+
+
+def _find(parent: list[int], i: int) -> int:
+    root = i
+    while parent[root] >= 0:
+        root = parent[root]
+    while i != root:
+        nxt = parent[i]
+        if nxt == root:
+            break
+        parent[i] = root
+        i = nxt
+    return root
 
 
 def _operands(node: object) -> tuple:

@@ -66,17 +66,12 @@ _RDATA = 8  # it is a function whose result is data
 
 _PURE = _EVAL | _CALL
 
+_LEAVES = frozenset({Var, Constant, GlobalVar, Op})
+
 # Work items on the explicit stack, besides plain expressions.
 _EXIT = 0  # combine the children of a node
 _LET_VALUE = 1  # a let's value is done: bind the variable, go on with the body
 _LET_EXIT = 2  # a let's body is done
-
-
-def _nonzero(value: object) -> bool:
-    try:
-        return bool(value)
-    except (TypeError, ValueError):
-        return True
 
 
 def _is_data_type(ty: Type) -> bool:
@@ -149,7 +144,7 @@ class PurityAnalysis:
             return table
         funcs = []
         for gv, func in self._mod.items():
-            if isinstance(func, Function) and not _nonzero(func.attrs.get("Extern", 0)):
+            if isinstance(func, Function) and not func.attrs.get("Extern"):
                 table[gv.name_hint] = _PURE | _RDATA
                 funcs.append((gv.name_hint, func))
 
@@ -196,7 +191,7 @@ class _Run:
         if t is GlobalVar:
             return _EVAL | (self.global_bits(node) & (_CALL | _RDATA))
         if isinstance(node, Op):
-            stateful = _nonzero(node.get_attr("TOpIsStateful"))
+            stateful = node.get_attr("TOpIsStateful")
             return _EVAL | _RDATA | (0 if stateful else _CALL)
         raise TypeError(f"purity analysis: unexpected expression {t.__name__}")
 
@@ -248,11 +243,16 @@ class _Run:
                 continue
             t = type(node)
             if t is Call:
-                push((_EXIT, node))
-                push(node.op)
-                for a in node.args:
-                    if a not in memo:
-                        push(a)
+                op = node.op
+                pending = [a for a in node.args if a not in memo and type(a) not in _LEAVES]
+                if type(op) not in _LEAVES and op not in memo:
+                    pending.append(op)
+                if pending:
+                    push((_EXIT, node))
+                    stack.extend(pending)
+                else:
+                    # The common case in A-normal form: every operand is already known.
+                    memo[node] = self._combine(node, of)
             elif t is Tuple:
                 push((_EXIT, node))
                 for f in node.fields:

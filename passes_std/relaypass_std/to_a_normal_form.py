@@ -40,7 +40,7 @@ from relaypass.ir.expr import (
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 
-from .binding_scopes import BindingScopes, Scope, binding_scopes
+from .binding_scopes import BindingScopes, Scope, binding_scopes, flat_scopes
 
 __all__ = ["ToANormalForm", "to_a_normal_form"]
 
@@ -77,11 +77,7 @@ def _rebuild(node: Expr, memo: dict) -> Expr:
 
 
 def _is_primitive(func: Function) -> bool:
-    value = func.attrs.get("Primitive", 0)
-    try:
-        return bool(value)
-    except (TypeError, ValueError):
-        return True
+    return bool(func.attrs.get("Primitive"))
 
 
 def _wrap(scope: Scope, body: Expr) -> Expr:
@@ -103,6 +99,10 @@ def _wrap(scope: Scope, body: Expr) -> Expr:
     return body
 
 
+class _NotFlat(Exception):
+    """Raised by Fill on a node that opens a scope, when it assumed there was none."""
+
+
 class _Fill:
     """Relay's Fill: ``visit(e, var)`` returns the atom standing for ``e``.
 
@@ -113,6 +113,7 @@ class _Fill:
     def __init__(self, scopes: BindingScopes) -> None:
         self.scopes = scopes
         self.scope_of = scopes.scope_lookup()
+        self.flat = scopes.flat
         self.memo: dict[Expr, Expr] = {}
         self.nesting = 0
 
@@ -136,6 +137,10 @@ class _Fill:
             result: Expr = e if var is None else self.bind(e, e, var)
         elif t is Constant:
             result = self.bind(e, e, var)
+        elif self.flat and (t is Let or t is If or (t is Function and e is not self.scopes.root)):
+            if t is not Function or not _is_primitive(e):
+                raise _NotFlat
+            result = self.visit_function(e, var)
         elif t is Let:
             return self.visit_let(e, var)
         elif t is If:
@@ -247,9 +252,14 @@ class _Fill:
 
 def to_a_normal_form(expr: Expr) -> Expr:
     """``expr`` in A-normal form (a function stays a function, with an A-normal body)."""
-    scopes = binding_scopes(expr)
-    fill = _Fill(scopes)
-    result = fill.visit(expr)
+    try:
+        return _fill(flat_scopes(expr))
+    except _NotFlat:
+        return _fill(binding_scopes(expr))
+
+
+def _fill(scopes: BindingScopes) -> Expr:
+    result = _Fill(scopes).visit(scopes.root)
     return _wrap(scopes.global_scope, result)
 
 

@@ -6,9 +6,10 @@ structurally equal program.  Printing follows Relay's graph normal form:
 every call, tuple, projection, ``if``, reference operation and nested
 function that is not the result of its block is bound once to a numbered
 temporary (``%3 = add(%2, %y);``) and referred to by that name afterwards,
-so a shared subexpression is printed once.  Temporaries bound inside a scope
-(a branch or a function body) are visible only there; a node shared across
-sibling scopes is printed in each.
+so a shared subexpression is printed once.  Temporaries bound inside a block
+(a branch, a function body) are visible only there, so a node used in several
+blocks is bound in the innermost block enclosing all its uses (see
+:class:`_Placement`); the parser then rebuilds the very same graph.
 
 Nothing recurses along dataflow or let chains: dataflow is expanded with an
 explicit stack and let chains are printed in a loop; only syntactic nesting
@@ -250,12 +251,11 @@ class _Printer:
         self.meta: list[Constant] = []
         self.meta_index: dict[Constant, int] = {}
         self.free_vars: list[Var] | None = None
-        # Bound temporaries: node -> "%N"; ``undo`` records what each scope added.
+        # Bound temporaries: node -> "%N", forgotten when the block binding them ends.
         self.memo: dict[Expr, str] = {}
-        self.undo: list[Expr] = []
         self.temp = 0
-        self.lines: list[str] = []
-        self.ind = ""
+        self.frames: list[_Frame] = []
+        self.place: _Placement | None = None
 
     # --- entry points -----------------------------------------------------
     def print_module(self, mod: IRModule) -> str:
@@ -266,18 +266,17 @@ class _Printer:
         for gv in funcs:
             self.global_name(gv)
         for gv, func in funcs.items():
-            self.temp = 0
-            self.memo.clear()
-            self.undo.clear()
-            if isinstance(func, Function):
-                out.append(self.function_text(func, f"def {self.global_name(gv)}", ""))
-            else:
+            if not isinstance(func, Function):
                 raise TypeError(f"cannot print a module function of type {type(func).__name__}")
+            self.temp = 0
+            self.place = _place(func.body)
+            out.append(self.function_text(func, f"def {self.global_name(gv)}", "", 0))
         return self.finish(out)
 
     def print_expr(self, expr: Expr) -> str:
         self.free_vars = []
-        lines, result = self.block(expr, "")
+        self.place = _place(expr)
+        lines, result = self.block(expr, "", 0)
         head = [f'#[version = "{TEXT_VERSION}"]']
         for var in self.free_vars:
             head.append(f"free_var {self.var_names[var]}{self.annotation(var)};")
@@ -327,44 +326,50 @@ class _Printer:
         return name
 
     # --- blocks ---------------------------------------------------------------
-    def block(self, expr: Expr, ind: str) -> tuple[list[str], str]:
+    def block(self, expr: Expr, ind: str, scope: int, own: bool = False) -> tuple[list[str], str]:
         """The statements and the result of a block whose value is ``expr``.
 
-        Let chains become ``let`` lines in a loop; temporaries bound here are
+        Let chains become ``let`` lines in a loop.  Temporaries bound here are
         forgotten when the block ends, because the parser scopes them so.
+        ``own`` is set when ``expr`` is a let printed as a block of its own.
         """
-        saved_lines, saved_ind = self.lines, self.ind
-        lines: list[str] = []
-        self.lines, self.ind = lines, ind
-        mark = len(self.undo)
+        frame = _Frame(scope, ind)
+        self.frames.append(frame)
+        lines = frame.lines
+        memo = self.memo
+        braced = self.place.braced if self.place is not None else ()
         node = expr
-        while type(node) is Let:
+        while type(node) is Let and node not in memo and (
+            node not in braced or (own and node is expr)
+        ):
             var = node.var
             # The variable is in scope in its own value, as for a recursive closure.
             name = self.bind_var(var)
             value = self.inline(node.value)
             lines.append(f"{ind}let {name}{self.annotation(var)} = {value};")
             node = node.body
+        bound_before = node in memo
         result = self.inline(node)
         ct = node._checked_type
-        if ct is not None and type(node) not in _ATOMIC:
+        if ct is not None and type(node) not in _ATOMIC and not bound_before and node not in memo:
             result = f"{result} /* ty={self.type_text(ct)} */"
-        memo, undo = self.memo, self.undo
-        for i in range(len(undo) - 1, mark - 1, -1):
-            del memo[undo[i]]
-        del undo[mark:]
-        self.lines, self.ind = saved_lines, saved_ind
+        self.frames.pop()
+        for key in frame.bound:
+            del memo[key]
         return lines, result
 
-    def block_text(self, expr: Expr, ind: str) -> str:
+    def block_text(self, expr: Expr, ind: str, scope: int, own: bool = False) -> str:
         """``{``, the block indented one level deeper than ``ind``, ``}``."""
         inner = ind + "  "
-        lines, result = self.block(expr, inner)
+        lines, result = self.block(expr, inner, scope, own)
         lines.append(inner + result)
         return "{\n" + "\n".join(lines) + "\n" + ind + "}"
 
     def inline(self, expr: Expr) -> str:
-        """The text of ``expr`` written in place, its subexpressions bound before it."""
+        """The text of ``expr`` written in place, its subexpressions bound before it.
+
+        A node used more than once is bound instead and referred to by name.
+        """
         t = type(expr)
         if t in _ATOMIC:
             return self.atom(expr)
@@ -372,10 +377,14 @@ class _Printer:
         if name is not None:
             return name
         self.bind_children(expr)
-        return self.node_text(expr)
+        place = self.place
+        if place is not None and place.uses.get(expr, 0) > 1:
+            self.bind(expr)
+            return self.memo[expr]
+        return self.node_text(expr, self.frames[-1].ind)
 
     def bind_children(self, root: Expr) -> None:
-        """Bind every not-yet-bound non-atomic subexpression of ``root`` in this scope.
+        """Bind every not-yet-bound non-atomic subexpression of ``root``.
 
         Post-order with an explicit stack, children left to right, so a chain of
         any length prints without recursion.
@@ -406,7 +415,17 @@ class _Printer:
                     stack.append((op, False))
 
     def bind(self, node: Expr) -> None:
-        text = self.node_text(node)
+        """``%N = node;`` in the block the placement chose (the current one by default)."""
+        frames = self.frames
+        frame = frames[-1]
+        if self.place is not None:
+            target = self.place.scope_of.get(node, frame.scope)
+            if target != frame.scope:
+                for outer in reversed(frames):
+                    if outer.scope == target:
+                        frame = outer
+                        break
+        text = self.node_text(node, frame.ind)
         name = f"%{self.temp}"
         self.temp += 1
         ct = node._checked_type
@@ -417,11 +436,17 @@ class _Printer:
                     ty = self.type_text(ct)
             else:
                 ty = self.type_text(ct)
-            self.lines.append(f"{self.ind}{name} = {text} /* ty={ty} */;")
+            frame.lines.append(f"{frame.ind}{name} = {text} /* ty={ty} */;")
         else:
-            self.lines.append(f"{self.ind}{name} = {text};")
+            frame.lines.append(f"{frame.ind}{name} = {text};")
         self.memo[node] = name
-        self.undo.append(node)
+        frame.bound.append(node)
+
+    def sub_scopes(self, node: Expr) -> _AnyT:
+        """The scopes of the blocks inside ``node`` (a body, two branches)."""
+        if self.place is None:
+            return (0, 0) if type(node) is If else 0
+        return self.place.sub[node]
 
     # --- expressions ------------------------------------------------------------
     def ref(self, expr: Expr) -> str:
@@ -443,7 +468,8 @@ class _Printer:
             return self.constant_text(expr)
         raise TypeError(f"cannot print {t.__name__}: not a Relay expression")
 
-    def node_text(self, node: Expr) -> str:
+    def node_text(self, node: Expr, ind: str) -> str:
+        """The text of ``node`` whose children are bound, for a line indented by ``ind``."""
         t = type(node)
         ref = self.ref
         if t is Call:
@@ -466,15 +492,15 @@ class _Printer:
                 return f"({ref(fields[0])},)"
             return "(" + ", ".join([ref(f) for f in fields]) + ")"
         if t is Function:
-            return self.function_text(node, "fn ", self.ind)
+            return self.function_text(node, "fn ", ind, self.sub_scopes(node))
         if t is If:
-            ind = self.ind
+            then, other = self.sub_scopes(node)
             return (
-                f"if ({ref(node.cond)}) {self.block_text(node.true_branch, ind)} "
-                f"else {self.block_text(node.false_branch, ind)}"
+                f"if ({ref(node.cond)}) {self.block_text(node.true_branch, ind, then)} "
+                f"else {self.block_text(node.false_branch, ind, other)}"
             )
         if t is Let:
-            return self.block_text(node, self.ind)
+            return self.block_text(node, ind, self.sub_scopes(node), own=True)
         if t is RefCreate:
             return f"ref({ref(node.value)})"
         if t is RefRead:
@@ -483,7 +509,7 @@ class _Printer:
             return f"ref_write({ref(node.ref)}, {ref(node.value)})"
         raise TypeError(f"cannot print {t.__name__}: not a Relay expression")
 
-    def function_text(self, func: Function, prefix: str, ind: str) -> str:
+    def function_text(self, func: Function, prefix: str, ind: str, scope: int) -> str:
         parts: list[str] = []
         tparams = ""
         if func.type_params:
@@ -493,7 +519,7 @@ class _Printer:
         if len(func.attrs):
             parts.append(self.attrs_text(func.attrs))
         ret = f" -> {self.type_text(func.ret_type)}" if func.ret_type is not None else ""
-        return f"{prefix}{tparams}({', '.join(parts)}){ret} {self.block_text(func.body, ind)}"
+        return f"{prefix}{tparams}({', '.join(parts)}){ret} {self.block_text(func.body, ind, scope)}"
 
     def annotation(self, var: Var) -> str:
         ty = var.type_annotation
@@ -613,6 +639,136 @@ class _Printer:
         if isinstance(ty, IncompleteType):
             return "_"
         raise TypeError(f"cannot print type {t.__name__}")
+
+
+class _Frame:
+    """An open block: its scope, its statements so far, its indent, the nodes it bound."""
+
+    __slots__ = ("scope", "lines", "ind", "bound")
+
+    def __init__(self, scope: int, ind: str) -> None:
+        self.scope = scope
+        self.lines: list[str] = []
+        self.ind = ind
+        self.bound: list[Expr] = []
+
+
+class _Placement:
+    """Where each node of a program with nested blocks is bound.
+
+    Blocks (function bodies, branches, lets written as ``{ ... }``) are
+    numbered scopes in a tree.  A node used in several blocks (a function
+    shared by both branches of an ``if``, a value used inside a closure and
+    around it) is bound once, in the innermost block that encloses all its
+    uses, so the parser rebuilds the same graph; printing it in each block
+    would duplicate the variables it binds.  ``uses`` counts a node's parents:
+    a node used more than once is never written in place.  ``braced`` holds
+    the lets printed as a block of their own rather than as statements.
+    """
+
+    __slots__ = ("scope_of", "uses", "sub", "braced")
+
+    def __init__(self) -> None:
+        self.scope_of: dict[Expr, int] = {}
+        self.uses: dict[Expr, int] = {}
+        self.sub: dict[Expr, _AnyT] = {}
+        self.braced: set[Let] = set()
+
+
+def _place(root: Expr) -> _Placement | None:
+    """The placement of ``root``'s nodes, or None when it has no nested blocks.
+
+    Two passes, both with explicit stacks: a depth-first post-order of the
+    graph, then a walk in reverse post-order (parents before children) that
+    gives each node the lowest common ancestor of the scopes it is used in.
+    """
+    atomic = _ATOMIC
+    order: list[Expr] = []
+    seen: set[Expr] = set()
+    nested = False
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        t = type(node)
+        if t is Let:
+            kids: tuple[Expr, ...] = (node.value, node.body)
+            nested = nested or type(node.value) is Let
+        elif t is If:
+            kids = (node.cond, node.true_branch, node.false_branch)
+            nested = True
+        elif t is Function:
+            kids = (node.body,)
+            nested = True
+        else:
+            kids = _scope_children(node)
+            if not nested:
+                nested = any(type(k) is Let for k in kids)
+        for kid in reversed(kids):
+            if type(kid) not in atomic and kid not in seen:
+                stack.append((kid, False))
+    if not nested:
+        return None
+
+    place = _Placement()
+    scope_of, uses, sub, braced = place.scope_of, place.uses, place.sub, place.braced
+    parent = [-1]
+    depth = [0]
+    not_chain: set[Expr] = set()
+
+    def new_scope(outer: int) -> int:
+        parent.append(outer)
+        depth.append(depth[outer] + 1)
+        return len(parent) - 1
+
+    def use(kid: Expr, scope: int, chain: bool) -> None:
+        if type(kid) in atomic:
+            return
+        uses[kid] = uses.get(kid, 0) + 1
+        if not chain:
+            not_chain.add(kid)
+        have = scope_of.get(kid)
+        if have is None:
+            scope_of[kid] = scope
+            return
+        a, b = have, scope
+        while depth[a] > depth[b]:
+            a = parent[a]
+        while depth[b] > depth[a]:
+            b = parent[b]
+        while a != b:
+            a, b = parent[a], parent[b]
+        scope_of[kid] = a
+
+    scope_of[root] = 0
+    for node in reversed(order):
+        scope = scope_of[node]
+        t = type(node)
+        if t is Let:
+            if node in not_chain or uses.get(node, 0) > 1:
+                braced.add(node)
+                scope = sub[node] = new_scope(scope)
+            use(node.value, scope, False)
+            use(node.body, scope, True)
+        elif t is If:
+            use(node.cond, scope, False)
+            then, other = new_scope(scope), new_scope(scope)
+            sub[node] = (then, other)
+            use(node.true_branch, then, True)
+            use(node.false_branch, other, True)
+        elif t is Function:
+            body = sub[node] = new_scope(scope)
+            use(node.body, body, True)
+        else:
+            for kid in _scope_children(node):
+                use(kid, scope, False)
+    return place
 
 
 def _same_value(a: _AnyT, b: _AnyT) -> bool:

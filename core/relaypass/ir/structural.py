@@ -6,15 +6,18 @@ other question, "are these two programs the same program?", the way TVM's
 
 * Bound variables (function parameters, let variables, type parameters)
   compare up to renaming: two binders are mapped to each other when their
-  binding constructs are compared, and a use is equal to the use of the
-  variable it was mapped to.  Variable type annotations are compared too.
+  binding constructs are compared, for the scope of those constructs, and a
+  use is equal to the use of the variable it was mapped to.  Variable type
+  annotations are compared too.
 * Free variables are equal only when identical, unless ``map_free_vars`` is
   set, in which case they are mapped on first encounter (consistently).
 * Constants compare by dtype, shape and bytes; global variables and operators
   by name; attributes field by field; ``checked_type`` and spans not at all.
 * Shared subexpressions compare as trees: a DAG equals the same program with
-  the shared part duplicated.  Pairs already compared are not compared again,
-  which keeps heavily shared DAGs linear.
+  the shared part duplicated, even when that part binds variables (a shared
+  closure used in both branches of an If equals two copies of it, which is
+  what printing and parsing such a program gives).  Pairs already compared
+  are not compared again, which keeps heavily shared DAGs linear.
 
 Everything runs on explicit stacks: a chain of 100,000 calls or of 100,000
 nested lets needs no recursion.
@@ -80,6 +83,9 @@ class _Mismatch(Exception):
         self.lhs = lhs
         self.rhs = rhs
 
+
+_EXIT = object()
+"""Stack marker: the scope of the binders that come with it ends here."""
 
 _PATH_LABELS = 40
 """Longer paths (a difference deep in a long chain) show only their two ends."""
@@ -168,6 +174,17 @@ class _Comparer:
         if a is not b:
             self.renamed = True
 
+    def unbind(self, variables: Sequence[Var], type_vars: Sequence[TypeVar]) -> None:
+        """Leave the scope of some binders: outside it, their names mean nothing."""
+        for v in variables:
+            other = self.var_map.pop(v, None)
+            if other is not None:
+                self.rvar_map.pop(other, None)
+        for tv in type_vars:
+            other_tv = self.tv_map.pop(tv, None)
+            if other_tv is not None:
+                self.rtv_map.pop(other_tv, None)
+
     # --- types --------------------------------------------------------------
     def type_equal(self, a: object, b: object, path: object) -> None:
         """Compare two types (or None); types are small, so a local stack suffices."""
@@ -180,6 +197,9 @@ class _Comparer:
             a, b, path = stack.pop()
             ta = type(a)
             if ta is not type(b):
+                if a is _EXIT:
+                    self.unbind((), b)  # type: ignore[arg-type]
+                    continue
                 if a is None or b is None:
                     raise self.fail(path, "a type on one side only", a, b)
                 raise self.fail(path, f"{ta.__name__} vs {type(b).__name__}", a, b)
@@ -210,6 +230,8 @@ class _Comparer:
                     raise self.fail(self.sub(path, ".type_constraints"), "different constraints", a, b)
                 for i, (x, y) in enumerate(zip(a.type_params, b.type_params)):  # type: ignore[attr-defined]
                     self.bind_type_var(x, y, self.sub(path, f".type_params[{i}]"))
+                if a.type_params:  # type: ignore[attr-defined]
+                    stack.append((_EXIT, a.type_params, None))  # type: ignore[attr-defined]
                 for i in range(len(a.type_constraints) - 1, -1, -1):  # type: ignore[attr-defined]
                     stack.append((a.type_constraints[i], b.type_constraints[i],  # type: ignore[attr-defined]
                                   self.sub(path, f".type_constraints[{i}]")))
@@ -276,6 +298,9 @@ class _Comparer:
             a, b, path = pop()
             ta = type(a)
             if ta is not type(b):
+                if a is _EXIT:
+                    self.unbind(*b)  # type: ignore[misc]
+                    continue
                 raise self.fail(path, f"{ta.__name__} vs {type(b).__name__}", a, b)
             if ta is Var:
                 have = var_map.get(a)  # type: ignore[call-overload]
@@ -331,6 +356,7 @@ class _Comparer:
                     continue
                 seen.add(key)
                 self.bind_var(a.var, b.var, self.sub(path, ".var"))  # type: ignore[attr-defined]
+                push((_EXIT, ((a.var,), ()), None))  # type: ignore[attr-defined]
                 push((a.body, b.body, self.sub(path, ".body")))  # type: ignore[attr-defined]
                 push((a.value, b.value, self.sub(path, ".value")))  # type: ignore[attr-defined]
             elif ta is Tuple:
@@ -356,6 +382,7 @@ class _Comparer:
                     continue
                 seen.add(key)
                 self.function_header(a, b, path)  # type: ignore[arg-type]
+                push((_EXIT, (a.params, a.type_params), None))  # type: ignore[attr-defined]
                 push((a.body, b.body, self.sub(path, ".body")))  # type: ignore[attr-defined]
             elif ta is If:
                 key = (id(a), id(b))
@@ -615,6 +642,17 @@ class _Hasher:
         for i, tv in enumerate(params):
             self.tv_tokens[tv] = hash((_T_TVAR, "bound", i, n, int(tv.kind), signature))
 
+    def unbind(self, variables: Sequence[Var], type_vars: Sequence[TypeVar]) -> None:
+        """Leave the scope of some binders: outside it, their names mean nothing."""
+        for v in variables:
+            other = self.var_map.pop(v, None)
+            if other is not None:
+                self.rvar_map.pop(other, None)
+        for tv in type_vars:
+            other_tv = self.tv_map.pop(tv, None)
+            if other_tv is not None:
+                self.rtv_map.pop(other_tv, None)
+
     # --- types ---------------------------------------------------------------
     def type_hash(self, ty: object) -> int:
         if ty is None:
@@ -765,10 +803,16 @@ class _Hasher:
                     body = node.body  # type: ignore[attr-defined]
                     bh = var_token(body) if type(body) is Var else memo[id(body)]
                     memo[nid] = hash((_T_LET, pre.pop(nid), vh, bh))
+                    var_tokens.pop(node.var, None)  # type: ignore[attr-defined]
             elif t is Function:
                 body = node.body  # type: ignore[attr-defined]
                 bh = var_token(body) if type(body) is Var else memo[id(body)]
                 memo[nid] = hash((_T_FUNC, pre.pop(nid), bh))
+                # Scopes end: outside, the same variables would be free.
+                for p in node.params:  # type: ignore[attr-defined]
+                    var_tokens.pop(p, None)
+                for tv in node.type_params:  # type: ignore[attr-defined]
+                    self.tv_tokens.pop(tv, None)
             elif t is TupleGetItem:
                 tv = node.tuple_value  # type: ignore[attr-defined]
                 th = var_token(tv) if type(tv) is Var else memo[id(tv)]

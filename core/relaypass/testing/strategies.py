@@ -174,6 +174,13 @@ KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 """The kinds of use the generator knows, with the attributes each passes."""
 
+_MIN_RANK = {
+    "transpose": 2, "bias_add": 2, "batch_norm": 2, "prelu": 2, "batch_flatten": 2, "matmul": 2,
+    "batch_matmul": 3, "conv2d": 4, "pool2d": 4, "global_pool2d": 4, "adaptive_pool2d": 4,
+    "upsampling": 4,
+}
+"""Kinds whose operators need tensors of at least this rank; left out below ``max_rank``."""
+
 
 def _u(name: str, kind: str, **kw: object) -> OpUse:
     return OpUse(name, kind, **kw)  # type: ignore[arg-type]
@@ -342,11 +349,6 @@ def _fits_into(small: Sequence[int], big: Sequence[int]) -> bool:
     return _broadcast(small, big) == tuple(big)
 
 
-def _axis_list(axis: object, ndim: int) -> list[int]:
-    items = axis if isinstance(axis, (list, tuple)) else [axis]
-    return sorted(a + ndim if a < 0 else a for a in items)  # type: ignore[operator]
-
-
 # --------------------------------------------------------------------------- generator
 
 _Entry = tuple[Expr, Type]
@@ -408,7 +410,8 @@ class _Config:
         self.max_rank = max_rank
         self.max_dim = max_dim
         self.max_depth = max_depth
-        uses = available_op_uses(ops, self.dtype)
+        uses = tuple(u for u in available_op_uses(ops, self.dtype)
+                     if _MIN_RANK.get(u.kind, 0) <= max_rank)
         if not any(u.kind in ("binary", "unary") and _input_dtype(u, self.dtype) == self.dtype
                    for u in uses):
             raise ValueError(
@@ -1106,10 +1109,6 @@ def _prime_factors(n: int) -> list[int]:
 # --------------------------------------------------------------------------- public strategies
 
 
-def _config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions=1) -> _Config:
-    return _Config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions)
-
-
 @st.composite
 def _program(draw: st.DrawFn, cfg: _Config) -> Function:
     gen = _Generator(draw, cfg)
@@ -1148,10 +1147,12 @@ def programs(
     call), as an int or a (min, max) range; ``ops`` the operator mix (names or
     :class:`OpUse`, default all usable defaults); ``features`` a subset of
     :data:`FEATURES` (``"global"`` is ignored: a bare function has no module);
-    ``max_rank``/``max_dim`` bound the shapes of new tensors; ``max_depth``
+    ``max_rank`` bounds the rank of every tensor (operators that need more
+    are left out); ``max_dim`` bounds the dimensions of new tensors (inputs and
+    constants: concatenate, tile and friends may grow them); ``max_depth``
     bounds the nesting of ifs and local functions.
     """
-    return _program(_config(size, ops, features, dtype, max_rank, max_dim, max_depth))
+    return _program(_Config(size, ops, features, dtype, max_rank, max_dim, max_depth))
 
 
 def modules(
@@ -1169,4 +1170,4 @@ def modules(
     Arguments as for :func:`programs`; ``num_functions`` (an int or a range)
     counts the global functions including ``main``.
     """
-    return _module(_config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions))
+    return _module(_Config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions))

@@ -1,0 +1,319 @@
+"""The ONNX importer: ``from_onnx(model) -> (mod, params)``, as Relay's.
+
+Graph inputs that are not initializers become the parameters of ``@main``
+(with their declared shapes, unknown extents as ``Any``, or the shapes the
+caller gives); initializers become constants, or, with
+``freeze_params=False``, more parameters whose values come back in
+``params``.  Nodes are converted in graph order (ONNX graphs are
+topologically sorted) by the converters of :mod:`.onnx_ops`, chosen by the
+model's opset.  Before any conversion the whole graph is scanned, so that a
+model with unsupported operators fails once, listing all of them.
+
+The onnx package is the optional extra ``relaypass[onnx]``; it is imported
+when :func:`from_onnx` is first called, never when this module is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any as AnyT
+
+import numpy as np
+
+from ..errors import RelayPassError
+from ..ir.expr import Constant, Expr, Tuple, Var
+from ..ir.expr import Function as RelayFunction
+from ..ir.module import IRModule
+from ..ir.types import Any, TensorType
+from ..op.tuple_wrapper import TupleWrapper
+from .errors import OnnxImportError, OnnxNotInstalledError, UnsupportedOperatorError
+from .onnx_context import ConversionContext
+from .onnx_ops import CONVERTERS, converter_for, onnx_dtype
+
+__all__ = ["from_onnx", "supported_operators", "unsupported_operators"]
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+# AttributeProto.AttributeType codes (stable across onnx versions).
+_FLOAT, _INT, _STRING, _TENSOR, _GRAPH, _FLOATS, _INTS, _STRINGS = 1, 2, 3, 4, 5, 6, 7, 8
+
+
+def from_onnx(
+    model: AnyT,
+    shape: Mapping[str, Sequence[AnyT]] | None = None,
+    dtype: str | Mapping[str, str] = "float32",
+    opset: int | None = None,
+    freeze_params: bool = True,
+) -> tuple[IRModule, dict[str, np.ndarray]]:
+    """Convert an ONNX model to a Relay module whose ``main`` computes the graph's outputs.
+
+    ``model`` is an ``onnx.ModelProto``, a path to a ``.onnx`` file or its
+    bytes.  ``shape`` overrides input shapes by input name (``None`` or -1
+    for an unknown extent); ``dtype`` is the dtype of inputs whose element
+    type the model leaves undefined, or a mapping that overrides it per
+    input.  ``opset`` overrides the model's opset.  With
+    ``freeze_params=False`` the initializers become parameters of ``main``
+    (after the graph inputs) and ``params`` maps their names to numpy arrays;
+    otherwise they are constants and ``params`` is empty.
+
+    Raises UnsupportedOperatorError listing every operator of the model the
+    importer cannot convert, OnnxImportError for a model it cannot read, and
+    OnnxNotInstalledError when the ``onnx`` extra is missing.
+    """
+    onnx = _import_onnx()
+    proto = _as_model(model, onnx)
+    opset = _resolve_opset(proto, opset)
+    graph = proto.graph
+    unsupported = _unsupported(graph, opset)
+    if unsupported:
+        raise UnsupportedOperatorError(_unsupported_message(unsupported, opset), unsupported, opset)
+    return _GraphImporter(onnx, shape or {}, dtype, freeze_params, opset).run(graph)
+
+
+def unsupported_operators(model: AnyT, opset: int | None = None) -> dict[str, int]:
+    """The operators of ``model`` the importer cannot convert, with how many nodes use each."""
+    onnx = _import_onnx()
+    proto = _as_model(model, onnx)
+    return _unsupported(proto.graph, _resolve_opset(proto, opset))
+
+
+def supported_operators() -> dict[str, tuple[int, ...]]:
+    """Every supported ONNX operator (default domain) with the opsets at which its converter
+    changes; the first is the oldest opset supported."""
+    return {name: CONVERTERS[name].versions for name in sorted(CONVERTERS)}
+
+
+# --- reading the model ----------------------------------------------------------------------------
+
+
+def _import_onnx():
+    try:
+        import onnx
+        from onnx import numpy_helper  # noqa: F401
+    except ImportError as exc:
+        raise OnnxNotInstalledError(str(exc)) from None
+    return onnx
+
+
+def _as_model(model: AnyT, onnx) -> AnyT:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        try:
+            return onnx.load(path)
+        except OSError as exc:
+            raise OnnxImportError(f"cannot read the ONNX model {path!r}: "
+                                  f"{exc.strerror or exc}") from None
+        except Exception as exc:  # protobuf's DecodeError and friends
+            raise OnnxImportError(f"{path!r} is not an ONNX model: {exc}") from None
+    if isinstance(model, (bytes, bytearray)):
+        try:
+            return onnx.load_from_string(bytes(model))
+        except Exception as exc:
+            raise OnnxImportError(f"the bytes given are not an ONNX model: {exc}") from None
+    raise TypeError(f"from_onnx expects an onnx.ModelProto, a path or bytes, got "
+                    f"{type(model).__name__}")
+
+
+def _resolve_opset(model: AnyT, opset: int | None) -> int:
+    if opset is not None:
+        return int(opset)
+    for entry in model.opset_import:
+        if entry.domain in _DEFAULT_DOMAINS:
+            return int(entry.version)
+    return 1
+
+
+def _unsupported(graph: AnyT, opset: int) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    known: dict[tuple[str, str], bool] = {}
+    for node in graph.node:
+        key = (node.domain, node.op_type)
+        ok = known.get(key)
+        if ok is None:
+            ok = known[key] = (node.domain in _DEFAULT_DOMAINS
+                               and converter_for(node.op_type, opset) is not None)
+        if not ok:
+            label = node.op_type if node.domain in _DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
+            counts[label] = counts.get(label, 0) + 1
+    return counts
+
+
+def _unsupported_message(counts: Mapping[str, int], opset: int) -> str:
+    parts = []
+    for label, count in sorted(counts.items()):
+        cls = CONVERTERS.get(label)
+        since = f", supported from opset {cls.versions[0]}" if cls is not None else ""
+        parts.append(f"{label} ({count} node{'s' if count != 1 else ''}{since})")
+    what = "operator" if len(counts) == 1 else "operators"
+    return (f"the ONNX model (opset {opset}) uses {len(counts)} {what} that relaypass cannot "
+            f"import: {', '.join(parts)}; docs/onnx.md lists the supported operators")
+
+
+def _attributes(node: AnyT, to_array) -> dict[str, AnyT]:
+    out: dict[str, AnyT] = {}
+    for a in node.attribute:
+        t = a.type
+        if t == 0:  # very old models leave the type out; read the field that is set
+            t = (_INTS if a.ints else _FLOATS if a.floats else _STRINGS if a.strings
+                 else _TENSOR if a.HasField("t") else _STRING if a.HasField("s")
+                 else _FLOAT if a.HasField("f") else _INT)
+        if t == _INT:
+            out[a.name] = int(a.i)
+        elif t == _FLOAT:
+            out[a.name] = float(a.f)
+        elif t == _INTS:
+            out[a.name] = [int(v) for v in a.ints]
+        elif t == _FLOATS:
+            out[a.name] = [float(v) for v in a.floats]
+        elif t == _STRING:
+            out[a.name] = a.s.decode("utf-8", "replace")
+        elif t == _STRINGS:
+            out[a.name] = [s.decode("utf-8", "replace") for s in a.strings]
+        elif t == _TENSOR:
+            out[a.name] = to_array(a.t)
+        else:  # graphs, sparse tensors, type protos: only unsupported operators use them
+            out[a.name] = a
+    return out
+
+
+# --- the conversion -------------------------------------------------------------------------------
+
+
+class _GraphImporter:
+    """Converts one graph; the value table maps ONNX value names to Relay expressions."""
+
+    def __init__(self, onnx, shape: Mapping[str, Sequence[AnyT]], dtype: str | Mapping[str, str],
+                 freeze_params: bool, opset: int) -> None:
+        self._to_array = onnx.numpy_helper.to_array
+        self._shape = dict(shape)
+        self._dtype = dtype
+        self._freeze = freeze_params
+        self._ctx = ConversionContext(opset)
+
+    def run(self, graph: AnyT) -> tuple[IRModule, dict[str, np.ndarray]]:
+        table: dict[str, Expr] = {}
+        init_names = {t.name for t in graph.initializer}
+        inputs = self._inputs(graph, init_names, table)
+        params, param_vars = self._initializers(graph, table)
+        consumed = {name for node in graph.node for name in node.input}
+        consumed.update(o.name for o in graph.output)
+        self._convert_nodes(graph, table, consumed)
+        outputs = []
+        for o in graph.output:
+            expr = table.get(o.name)
+            if expr is None:
+                raise OnnxImportError(f"graph output {o.name!r} is not computed by any node")
+            outputs.append(expr)
+        if not outputs:
+            raise OnnxImportError("the graph has no outputs")
+        body = outputs[0] if len(outputs) == 1 else Tuple(outputs)
+        func = RelayFunction([*inputs, *param_vars], body)
+        return IRModule.from_expr(func), params
+
+    def _inputs(self, graph: AnyT, init_names: set[str], table: dict[str, Expr]) -> list[Var]:
+        names = [vi.name for vi in graph.input if vi.name not in init_names]
+        unknown = sorted(set(self._shape) - set(names))
+        if unknown:
+            raise OnnxImportError(
+                f"shape= names {', '.join(map(repr, unknown))}, which "
+                f"{'is not a graph input' if len(unknown) == 1 else 'are not graph inputs'}; "
+                f"the inputs are {', '.join(map(repr, names)) or 'none'}")
+        out = []
+        for vi in graph.input:
+            if vi.name in init_names:
+                continue
+            var = Var(vi.name, self._input_type(vi))
+            table[vi.name] = var
+            out.append(var)
+        return out
+
+    def _input_type(self, vi: AnyT) -> TensorType:
+        name = vi.name
+        if not vi.type.HasField("tensor_type"):
+            raise OnnxImportError(f"graph input {name!r} is not a tensor "
+                                  f"({vi.type.WhichOneof('value')}); only tensors are supported")
+        tt = vi.type.tensor_type
+        if isinstance(self._dtype, Mapping) and name in self._dtype:
+            dtype = str(self._dtype[name])
+        elif tt.elem_type:
+            try:
+                dtype = onnx_dtype(tt.elem_type)
+            except ValueError as exc:
+                raise OnnxImportError(f"graph input {name!r}: {exc}") from None
+        else:
+            dtype = self._dtype if isinstance(self._dtype, str) else "float32"
+        if name in self._shape:
+            dims = [Any() if d is None or (isinstance(d, int) and d < 0) or isinstance(d, str)
+                    else d for d in self._shape[name]]
+        elif tt.HasField("shape"):
+            dims = [d.dim_value if d.HasField("dim_value") else Any() for d in tt.shape.dim]
+        else:
+            raise OnnxImportError(f"graph input {name!r} has no shape (not even a rank); give it "
+                                  f"with from_onnx(shape={{{name!r}: (...)}})")
+        return TensorType(dims, dtype)
+
+    def _initializers(self, graph: AnyT, table: dict[str, Expr]
+                      ) -> tuple[dict[str, np.ndarray], list[Var]]:
+        params: dict[str, np.ndarray] = {}
+        param_vars: list[Var] = []
+        if not self._freeze:
+            used = {name for node in graph.node for name in node.input}
+            used.update(o.name for o in graph.output)
+        for tensor in graph.initializer:
+            try:
+                array = self._to_array(tensor)
+            except Exception as exc:
+                raise OnnxImportError(f"initializer {tensor.name!r} cannot be read: {exc}") from None
+            if self._freeze:
+                table[tensor.name] = Constant(array)
+            elif tensor.name in used:
+                var = Var(tensor.name, TensorType(array.shape, str(array.dtype)))
+                table[tensor.name] = var
+                param_vars.append(var)
+                params[tensor.name] = array
+        return params, param_vars
+
+    def _convert_nodes(self, graph: AnyT, table: dict[str, Expr], consumed: set[str]) -> None:
+        ctx = self._ctx
+        opset = ctx.opset
+        to_array = self._to_array
+        impls: dict[str, AnyT] = {}
+        for index, node in enumerate(graph.node):
+            op_type = node.op_type
+            impl = impls.get(op_type)
+            if impl is None:
+                impl = impls[op_type] = converter_for(op_type, opset)
+            out_names = list(node.output)
+            ctx.begin_node(index, node.name, op_type, [bool(n) and n in consumed for n in out_names])
+            inputs: list[Expr | None] = []
+            for name in node.input:
+                if not name:
+                    inputs.append(None)
+                    continue
+                expr = table.get(name)
+                if expr is None:
+                    raise ctx.error(f"reads {name!r}, which no graph input, initializer or "
+                                    f"earlier node defines")
+                inputs.append(expr)
+            while inputs and inputs[-1] is None:
+                inputs.pop()
+            try:
+                result = impl(inputs, _attributes(node, to_array), ctx)
+            except OnnxImportError:
+                raise
+            except RelayPassError as exc:
+                raise ctx.error(str(exc)) from exc
+            if isinstance(result, (TupleWrapper, list, tuple)):
+                results = list(result)
+            else:
+                results = [result]
+            for i, name in enumerate(out_names):
+                if not name:
+                    continue
+                if i < len(results) and results[i] is not None:
+                    table[name] = results[i]
+                elif name in consumed:
+                    raise ctx.unsupported(f"output {i} ({name!r}) of {op_type} is not supported")

@@ -415,6 +415,8 @@ def test_every_input_error_is_one_line_and_exit_2(files, tmp_path):
                                 None, r"cannot write .*x\.relay: No such file"),
         "shape on relay text": (("run", infer, MLP, "--shape", "x=1,32"), None,
                                 r"--shape applies to ONNX models"),
+        "zoo option on a file": (("run", infer, MLP, "--weights", "shipped"), None,
+                                 r"--weights applies to --model-zoo models only"),
     }
     results = run_all({k: (args, env) for k, (args, env, _) in cases.items()})
     for key, (_, _, pattern) in cases.items():

@@ -67,7 +67,8 @@ class StatusLine:
         try:
             width = os.get_terminal_size(self.stream.fileno()).columns
         except (OSError, ValueError, AttributeError):
-            width = 80
+            width = 0
+        width = width or 80  # a terminal that does not say its width
         if len(text) > width - 1:
             text = text[: max(width - 2, 1)] + "…"
         self.stream.write("\r\x1b[K" + text)
@@ -286,6 +287,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     spec = _read_spec(args)
     if args.model_zoo is not None:
         return _run_zoo(args, spec, status)
+    for option, given in (("--reference", args.reference != "auto"),
+                          ("--weights", args.weights is not None)):
+        if given:
+            raise CLIError(f"{option} applies to --model-zoo models only")
     shapes = dict(args.shape) if args.shape else None
     mod = _load_model(args.model, shapes)
     run = _Run(args, spec, status)

@@ -136,27 +136,29 @@ class _DataflowExpansion(ExprFunctor):
         memo = self.memo_map
         dispatch = self._dispatch
         dataflow = _DATAFLOW
-        stack = [root]
+        # Each entry is a node to expand (False) or to visit now that its
+        # dataflow children are done (True).
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        push = stack.append
+        pop = stack.pop
         while stack:
-            node = stack[-1]
+            node, ready = pop()
             if node in memo:
-                stack.pop()
                 continue
             t = type(node)
+            if ready:
+                memo[node] = dispatch[t](node)
+                continue
+            push((node, True))
             if t is Call:
                 kids = node.args
             elif t is Tuple:
                 kids = node.fields
             else:
                 kids = (node.tuple_value,)
-            pending = False
             for kid in reversed(kids):
                 if type(kid) in dataflow and kid not in memo:
-                    stack.append(kid)
-                    pending = True
-            if not pending:
-                stack.pop()
-                memo[node] = dispatch[t](node)
+                    push((kid, False))
         return memo[root]
 
 
@@ -262,10 +264,14 @@ class ExprMutator(_DataflowExpansion):
         return TupleGetItem(value, tgi.index, tgi.span)
 
     def visit_call(self, call: Call) -> Expr:
+        # Arguments were expanded before this runs, so most lookups hit the memo table.
+        memo = self.memo_map
         visit = self.visit
-        op = visit(call.op)
-        args = [visit(a) for a in call.args]
-        if op is call.op and all(a is b for a, b in zip(args, call.args)):
+        old_op = call.op
+        op = memo[old_op] if old_op in memo else visit(old_op)
+        old_args = call.args
+        args = [memo[a] if a in memo else visit(a) for a in old_args]
+        if op is old_op and all(a is b for a, b in zip(args, old_args)):
             return call
         return Call(op, args, call.attrs, call.type_args, call.span)
 

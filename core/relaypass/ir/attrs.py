@@ -127,9 +127,13 @@ def _values_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
             and not isinstance(va, bool) and not isinstance(vb, bool)
         ):
             return False
-        elif va != vb:
+        elif va != vb and not (_is_nan(va) and _is_nan(vb)):
             return False
     return True
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
 
 
 EMPTY_DICT_ATTRS = Attrs()

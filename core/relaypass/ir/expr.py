@@ -210,7 +210,7 @@ class Call(Expr):
         span: Span | None = None,
     ):
         _init(self, "op", op)
-        _init(self, "args", tuple(args))
+        _init(self, "args", args if type(args) is tuple else tuple(args))
         _init(self, "attrs", attrs)
         _init(self, "type_args", tuple(type_args) if type_args else ())
         _init(self, "span", span)

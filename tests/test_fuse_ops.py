@@ -756,7 +756,7 @@ def test_relay_fuse_max_num_args(max_function_args, shape_type):
 # --- fuse levels, boundaries, attributes --------------------------------------------------------
 def _simple_chain():
     x = relay.var("x", shape=(10, 20))
-    return relay.Function([x], relay.squeeze(relay.exp(relay.add(x, relay.const(1, "float32")))))
+    return relay.Function([x], relay.nn.relu(relay.exp(relay.add(x, relay.const(1, "float32")))))
 
 
 def test_fuse_level_0_gives_every_operator_call_its_own_function():
@@ -766,9 +766,9 @@ def test_fuse_level_0_gives_every_operator_call_its_own_function():
     x = relay.var("p0", shape=(10, 20))
     f_exp = primitive(relay.Function([x], relay.exp(x)))
     x = relay.var("p0", shape=(10, 20))
-    f_squeeze = primitive(relay.Function([x], relay.squeeze(x)))
+    f_relu = primitive(relay.Function([x], relay.nn.relu(x)))
     x = relay.var("x", shape=(10, 20))
-    body = relay.Call(f_squeeze, [relay.Call(f_exp, [relay.Call(f_add, [x, relay.const(1, "float32")])])])
+    body = relay.Call(f_relu, [relay.Call(f_exp, [relay.Call(f_add, [x, relay.const(1, "float32")])])])
     expected = infer(relay.Function([x], body))
 
     assert_structural_equal(fused(_simple_chain(), level=0), expected)
@@ -969,3 +969,21 @@ def test_a_chain_of_100000_calls_fuses_into_groups_of_max_depth():
     assert node is after.params[0]
     assert sum(sizes) == n and max(sizes) == 256
     assert sizes[-1] == 256 and len(sizes) == -(-n // 256)
+
+
+def test_a_long_let_chain_fuses_each_bound_value_on_its_own():
+    """Let-bound values are boundaries: each becomes its own kernel, with no recursion."""
+    n = 20_000
+    x = relay.var("x", shape=(2,))
+    names = [relay.var(f"v{i}") for i in range(n)]
+    body = names[-1]
+    for i in reversed(range(n)):
+        body = relay.Let(names[i], relay.exp(names[i - 1] if i else x), body)
+    after = fused(relay.Function([x], body))
+    node = after.body
+    count = 0
+    while isinstance(node, relay.Let):
+        assert node.value.op.attrs["Primitive"] == 1
+        count += 1
+        node = node.body
+    assert count == n

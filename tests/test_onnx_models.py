@@ -246,9 +246,10 @@ def test_random_weights_match_onnxruntime_before_and_after_o3(name, o3):
     weights = random_weights(model, seed=MODELS.index(name))
     want = reference(model, input_name, x, weights)
     # The reference depends on the weights: its values spread (a softmax far from uniform)
-    # and no softmax saturates to one class.
+    # and no softmax saturates to one class (DenseNet-121 ends without one).
     assert np.ptp(want) > 100 * ATOL
-    assert want.max() < 0.99
+    if any(n.op_type == "Softmax" for n in model.graph.node):
+        assert want.max() < 0.99
     mod, _ = from_onnx(with_initializers(model, weights))
     del weights
     assert count_calls(mod, "full") == 0

@@ -100,9 +100,6 @@ class IndexedForwardGraph:
         self.outputs = outputs
         self.edge_patterns = edge_patterns
 
-    def __len__(self) -> int:
-        return len(self.nodes)
-
 
 def build_forward_graph(root: Expr) -> IndexedForwardGraph:
     """The forward graph of ``root`` (usually a function), which must be typed.

@@ -45,13 +45,22 @@ RelayExpr = Expr
 from .. import op  # noqa: E402,F811
 
 
+_LAZY_SUBMODULES = {
+    "transform": "relaypass.relay.transform",
+    "annotation": "relaypass.relay.annotation",
+    "frontend": "relaypass.frontend",
+    "testing": "relaypass.testing",
+}
+
+
 def __getattr__(name: str):
     # ``relay.transform`` and other sub-namespaces that import heavier machinery
     # are loaded on first use.
     import importlib
 
-    if name in ("transform", "annotation", "testing", "frontend"):
-        module = importlib.import_module(f"relaypass.relay.{name}")
+    target = _LAZY_SUBMODULES.get(name)
+    if target is not None:
+        module = importlib.import_module(target)
         globals()[name] = module
         return module
     if name == "create_executor":

@@ -1,0 +1,26 @@
+"""The Python examples in README.md and the guide run as written."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PAGES = ["README.md", "docs/coming-from-relay.md"]
+
+
+def _python_blocks(page: str) -> list[str]:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_python_examples_run(page, capsys):
+    blocks = _python_blocks(page)
+    assert blocks, f"{page} has no python example"
+    for block in blocks:
+        exec(compile(block, page, "exec"), {"__name__": "__docs__"})
+    out = capsys.readouterr().out
+    assert "def @main" in out

@@ -226,17 +226,23 @@ def test_explain_marks_added_and_skipped_passes():
         "o1": (("explain", PIPELINES / "O3.toml", "-O", "1", "--disable", "DeadCodeElimination"), None),
     })
     o3 = results["o3"].stdout.splitlines()
-    assert o3[0].startswith("pipeline O3 (") and o3[0].endswith("opt_level 3: 6 passes run")
+    assert o3[0].startswith("pipeline O3 (") and o3[0].endswith("opt_level 3: 9 passes run")
+    assert o3[1].split() == ["#", "pass", "action", "why"]
     assert [line.split()[:3] for line in o3[2:]] == [
-        ["1", "InferType", "run"], ["2", "FoldConstant", "run"],
-        ["3", "DeadCodeElimination", "run"], ["4", "InferType", "added"],
-        ["5", "FuseOps", "run"], ["6", "ToANormalForm", "run"],
+        ["1", "InferType", "run"],
+        ["InferType", "skipped", "required"],
+        ["2", "SimplifyInference", "run"], ["3", "InferType", "added"],
+        ["4", "EliminateCommonSubexpr", "run"], ["5", "FoldConstant", "run"],
+        ["6", "DeadCodeElimination", "run"], ["7", "InferType", "added"],
+        ["8", "FuseOps", "run"], ["9", "ToANormalForm", "run"],
     ]
-    assert "required by FuseOps" in o3[5]
+    assert o3[3].endswith("required by SimplifyInference; its effect still holds")
+    assert o3[9].endswith("required by FuseOps")
     o1 = results["o1"].stdout
+    assert re.search(r"^ +EliminateCommonSubexpr +skipped +opt_level 3 > 1$", o1, re.M), o1
     assert re.search(r"^ +FoldConstant +skipped +opt_level 2 > 1$", o1, re.M), o1
     assert re.search(r"^ +DeadCodeElimination +skipped +disabled$", o1, re.M), o1
-    assert re.search(r"^ +InferType +skipped +required by FuseOps; its effect still holds$", o1, re.M)
+    assert re.search(r"^4 +FuseOps +run +opt_level 0 <= 1$", o1, re.M), o1
 
 
 def test_check_counts_passes_and_instruments(files):
@@ -244,22 +250,22 @@ def test_check_counts_passes_and_instruments(files):
         "o3": (("check", PIPELINES / "O3.toml"), None),
         "instr": (("check", files["with_instruments"]), None),
     })
-    assert results["o3"].stdout == "ok: 5 passes, 0 instruments\n"
+    assert results["o3"].stdout == "ok: 7 passes, 0 instruments\n"
     assert results["instr"].stdout == "ok: 2 passes, 1 instrument\n"
 
 
 def test_bundled_pipelines_follow_relays_build_levels():
     expected = {
-        "O0": ["InferType", "FuseOps"],
-        "O2": ["InferType", "FoldConstant", "FuseOps"],
-        "O3": ["InferType", "FoldConstant", "DeadCodeElimination", "FuseOps", "ToANormalForm"],
+        "O0": ["InferType", "SimplifyInference", "FuseOps"],
+        "O2": ["InferType", "SimplifyInference", "FoldConstant", "FuseOps"],
+        "O3": ["InferType", "SimplifyInference", "EliminateCommonSubexpr", "FoldConstant",
+               "DeadCodeElimination", "FuseOps", "ToANormalForm"],
     }
     for name, passes in expected.items():
         steps = runnable(resolve_schedule(read_pipeline(PIPELINES / f"{name}.toml")))
         assert [s.name for s in steps if s.kind == "pass"] == passes
-        # Whatever the passes' declared effects, only FuseOps needs something added: types.
-        assert {(s.name, s.reason) for s in steps if s.kind == "dependency"} <= {
-            ("InferType", "required by FuseOps")}
+        # Whatever else the passes declare, all that is ever added is type inference.
+        assert {s.name for s in steps if s.kind == "dependency"} <= {"InferType"}
 
 
 class _Leaves(PassInstrument):
@@ -327,9 +333,10 @@ def test_run_printing_options_and_levels():
     assert after.count("// IR after pass ") == 1 and "// IR after pass FoldConstant" in after
     assert re.search(r"^\+.*Primitive=1", after, re.M), after  # the diff of FuseOps
     headers = re.findall(r"^// IR after pass (\S+)", results["all"].stderr, re.M)
-    assert headers == ["InferType", "FuseOps", "O2"]  # FoldConstant is opt_level 2 > 1
+    # FoldConstant is opt_level 2 > 1; FuseOps needs types again after SimplifyInference.
+    assert headers == ["InferType", "SimplifyInference", "InferType", "FuseOps", "O2"]
     headers = re.findall(r"^// IR after pass (\S+)", results["disabled"].stderr, re.M)
-    assert headers == ["InferType", "FoldConstant", "O2"]
+    assert headers == ["InferType", "SimplifyInference", "FoldConstant", "O2"]
     assert "Primitive" not in results["disabled"].stdout
     for r in results.values():
         assert r.returncode == 0 and "Pass timing" not in r.stderr
@@ -369,7 +376,7 @@ def test_progress_line_only_on_a_terminal():
         os.close(master)
     tty = b"".join(chunks).decode()
     assert proc.returncode == 0
-    assert "\r\x1b[K" in tty and "[5/6] O3 > FuseOps" in tty
+    assert "\r\x1b[K" in tty and "[8/9] O3 > FuseOps" in tty
     assert tty.endswith("\r\x1b[K")  # erased at the end
     piped = relaypass("run", PIPELINES / "O3.toml", MLP)
     assert piped.stderr == "" and piped.stdout == proc.stdout

@@ -297,6 +297,21 @@ def test_a_chain_of_dead_bindings_goes_as_a_whole():
     assert dead_code_elimination(f).body is z
 
 
+def test_bindings_under_a_shared_node_are_counted_once():
+    # The If is used twice, so the walk meets its lets twice; %r stays used (Relay would
+    # reset its count on the second visit and drop it).
+    p = relay.var("p", shape=(), dtype="bool")
+    x = relay.var("x", shape=(1,))
+    r, w, v = relay.var("r"), relay.var("w"), relay.var("v")
+    branch = relay.Let(r, relay.RefCreate(relay.const(1.0)), relay.Let(
+        w, relay.RefWrite(r, relay.const(2.0)), relay.Let(v, relay.RefRead(r), x)
+    ))
+    shared = relay.If(p, branch, x)
+    f = relay.Function([p, x], relay.add(shared, shared))
+    for inline_once in (False, True):
+        assert dead_code_elimination(f, inline_once=inline_once) is f
+
+
 def test_ignore_impurity_drops_unused_effects_too():
     f = _ref_program()
     dead = relay.var("dead")

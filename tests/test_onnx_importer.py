@@ -10,8 +10,10 @@ BatchNormalization's ``is_test``) are checked against numpy instead.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -651,6 +653,80 @@ def test_shape_arithmetic_of_exported_models_is_evaluated_at_import():
                         "minus1": np.array([-1], "int64")})
 
 
+def test_transformer_encoder_block():
+    # An encoder layer as exporters write it: positions from Range over the runtime length,
+    # fused QKV split three ways, heads reshaped through Shape/Gather/Concat arithmetic, a
+    # masked softmax, a hand-written layer norm (ReduceMean, Pow, Sqrt) and the fused one,
+    # and an erf GELU.
+    b, s, d, h = 2, 5, 8, 2
+
+    def const(name, value):
+        return node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(value)))
+
+    nodes = [
+        node("Shape", ["x"], ["shape"]),
+        const("i0", np.array(0, "int64")), const("i1", np.array(1, "int64")),
+        node("Gather", ["shape", "i0"], ["B"]), node("Gather", ["shape", "i1"], ["S"]),
+        const("zero", np.array(0, "int64")), const("one", np.array(1, "int64")),
+        node("Range", ["zero", "S", "one"], ["pos"]),
+        node("Gather", ["pos_table", "pos"], ["pe"]),
+        node("Add", ["x", "pe"], ["x1"]),
+        # hand-written layer norm
+        node("ReduceMean", ["x1"], ["mu"], axes=[-1]),
+        node("Sub", ["x1", "mu"], ["xc"]),
+        const("two", np.array(2.0, "float32")),
+        node("Pow", ["xc", "two"], ["sq"]),
+        node("ReduceMean", ["sq"], ["var"], axes=[-1]),
+        const("eps", np.array(1e-5, "float32")),
+        node("Add", ["var", "eps"], ["ve"]), node("Sqrt", ["ve"], ["sd"]),
+        node("Div", ["xc", "sd"], ["ln1"]),
+        # attention
+        node("MatMul", ["ln1", "w_qkv"], ["qkv"]),
+        node("Split", ["qkv", "splits"], ["q", "k", "v"], axis=-1),
+        node("Unsqueeze", ["B", "zero_axes"], ["B1"]), node("Unsqueeze", ["S", "zero_axes"], ["S1"]),
+        node("Concat", ["B1", "S1", "heads"], ["hshape"], axis=0),
+        node("Reshape", ["q", "hshape"], ["qh"]), node("Reshape", ["k", "hshape"], ["kh"]),
+        node("Reshape", ["v", "hshape"], ["vh"]),
+        node("Transpose", ["qh"], ["qt"], perm=[0, 2, 1, 3]),
+        node("Transpose", ["kh"], ["kt"], perm=[0, 2, 3, 1]),
+        node("Transpose", ["vh"], ["vt"], perm=[0, 2, 1, 3]),
+        node("MatMul", ["qt", "kt"], ["scores"]),
+        const("scale", np.array(np.sqrt(d // h), "float32")),
+        node("Div", ["scores", "scale"], ["scaled"]),
+        node("Cast", ["mask"], ["maskb"], to=onnx.TensorProto.BOOL),
+        const("neg", np.array(-1e4, "float32")),
+        node("Where", ["maskb", "scaled", "neg"], ["masked"]),
+        node("Softmax", ["masked"], ["probs"], axis=-1),
+        node("MatMul", ["probs", "vt"], ["ctx"]),
+        node("Transpose", ["ctx"], ["ctxt"], perm=[0, 2, 1, 3]),
+        node("Concat", ["B1", "S1", "minus1"], ["oshape"], axis=0),
+        node("Reshape", ["ctxt", "oshape"], ["attn"]),
+        node("MatMul", ["attn", "w_o"], ["proj"]),
+        node("Add", ["proj", "x1"], ["res1"]),
+        # feed-forward with the fused layer norm and an erf GELU
+        node("LayerNormalization", ["res1", "g", "beta"], ["ln2"], axis=-1),
+        node("MatMul", ["ln2", "w1"], ["f1"]), node("Add", ["f1", "b1"], ["f1b"]),
+        const("sqrt2", np.array(np.sqrt(2.0), "float32")),
+        node("Div", ["f1b", "sqrt2"], ["fz"]), node("Erf", ["fz"], ["fe"]),
+        node("Add", ["fe", "one_f"], ["fp"]), node("Mul", ["f1b", "fp"], ["fm"]),
+        node("Mul", ["fm", "half"], ["gelu"]),
+        node("MatMul", ["gelu", "w2"], ["f2"]),
+        node("Add", ["f2", "res1"], ["y"]),
+    ]
+    inits = {
+        "pos_table": randn(16, d), "w_qkv": randn(d, 3 * d) * 0.3,
+        "splits": np.array([d, d, d], "int64"), "zero_axes": np.array([0], "int64"),
+        "heads": np.array([h, d // h], "int64"), "minus1": np.array([-1], "int64"),
+        "w_o": randn(d, d) * 0.3, "g": randn(d), "beta": randn(d), "w1": randn(d, 4 * d) * 0.3,
+        "b1": randn(4 * d), "one_f": np.array(1.0, "float32"), "half": np.array(0.5, "float32"),
+        "w2": randn(4 * d, d) * 0.3,
+    }
+    mask = np.ones((b, 1, 1, s), "int64")
+    mask[1, ..., 3:] = 0
+    check(nodes, {"x": randn(b, s, d), "mask": mask}, opset=17, initializers=inits, atol=1e-5,
+          rtol=1e-4)
+
+
 # --- legacy opsets (onnxruntime runs opset 7 and later only) ---------------------------------------
 
 
@@ -880,3 +956,11 @@ def test_supported_operators_cover_the_transformer_set():
         assert name in ops
     assert ops["Softmax"] == (1, 13)
     assert ops["Add"] == (1, 7)
+
+
+def test_the_operator_table_of_the_docs_is_current():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "onnx.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\w+) \| (\d+) \| ([\d, —]+) \|", text, flags=re.M)
+    documented = {name: (int(since), *(int(v) for v in re.findall(r"\d+", later)))
+                  for name, since, later in rows}
+    assert documented == supported_operators()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from relaypass import relay
 from relaypass.functor import post_order_visit
 from relaypass.ir.expr import Call
@@ -35,6 +36,7 @@ ort = pytest.importorskip(
     "onnxruntime", reason="the onnx extra is not installed (pip install 'relaypass[onnx]')")
 
 from onnx import numpy_helper  # noqa: E402
+
 from relaypass.frontend import from_onnx  # noqa: E402
 
 if sys.version_info >= (3, 11):

@@ -83,11 +83,12 @@ class StatusLine:
 
 
 class ProgressInstrument(PassInstrument):
-    """Shows on the status line which pass is running: ``[3/5] O3 > FuseOps``.
+    """Shows on the status line which pass is running: ``[3/5] O3 > FuseOps``; counts the passes.
 
     ``total`` is the number of passes the resolved schedule runs; a pass
     counts as done when it finishes without another pass having run inside it
-    (a Sequential is a frame of the path, not a step).
+    (a Sequential is a frame of the path, not a step).  ``done`` is what the
+    run reports afterwards, so the instrument runs on a terminal or not.
     """
 
     def __init__(self, status: StatusLine, total: int) -> None:
@@ -221,6 +222,7 @@ class _Run:
         self.steps = runnable(self.schedule)
         self.pipeline: Pipeline = spec.build()
         self.timing: Any = None
+        self.progress: ProgressInstrument
         self.instruments = self._instruments(args, status)
         self.seconds = 0.0
 
@@ -233,8 +235,8 @@ class _Run:
         if getattr(args, "time", False):
             self.timing = build("PassTimingInstrument", {})
             extra.append(self.timing)
-        if status.enabled:
-            extra.append(ProgressInstrument(status, len(self.steps)))
+        self.progress = ProgressInstrument(status, len(self.steps))  # silent off a terminal
+        extra.append(self.progress)
         extra.extend(self.pipeline.instruments)
         if args.print_after:
             extra.append(build("PrintAfter", {"passes": list(args.print_after), "file": "stderr"}))
@@ -260,7 +262,7 @@ class _Run:
         return out
 
     def report(self) -> None:
-        n = len(self.steps)
+        n = self.progress.done
         _err(f"relaypass: pipeline {self.spec.name} (opt_level {self.spec.opt_level}) ran "
              f"{n} pass{'es' if n != 1 else ''} in {_secs(self.seconds)}")
         if self.timing is not None:
@@ -680,7 +682,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err("relaypass: interrupted")
         return 130
     except BrokenPipeError:  # stdout closed early (| head): nothing more to say
-        sys.stderr.close()
+        # Python flushes stdout again at exit; point it at devnull so that is silent too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except Exception as exc:
         if traceback_requested:

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import RelayPassError
 from .transform.pipeline import PassRef, PipelineSpec, SequenceRef
 
 __all__ = ["ScheduledPass", "resolve_schedule", "runnable"]
@@ -49,8 +48,8 @@ class ScheduledPass:
         return self.action == "run"
 
 
-class ScheduleMismatchError(RelayPassError):
-    """The schedule simulation and the pipeline's entries disagree (a bug, not bad input)."""
+class ScheduleMismatchError(RuntimeError):
+    """The schedule simulation and the pipeline's entries disagree: a bug, not bad input."""
 
 
 def resolve_schedule(spec: PipelineSpec) -> list[ScheduledPass]:

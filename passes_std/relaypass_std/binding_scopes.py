@@ -17,8 +17,10 @@ post-order.  Lowest common ancestors are found with skew-binary jump pointers
 (each scope keeps one extra pointer), so a query costs O(log depth) even when
 100,000 nested lets make the scope tree that deep.
 
-A program without Ifs, lets or local functions has a single scope below the
-root; that case skips the calculation altogether.
+Variables, globals and operators need a scope only in the rare
+``let %y = %x``, so theirs is computed on demand from the scopes of their
+uses; a program without Ifs, lets or local functions has a single scope below
+the root (:func:`flat_scopes`), which needs no calculation at all.
 """
 
 from __future__ import annotations

@@ -107,9 +107,12 @@ class _Usage:
                     if body is not node:
                         seen[body] = seen.get(body, 0) + 1
                     var = body.var
-                    values[var] = body.value
-                    uses[var] = 0
-                    bind_level[var] = level
+                    if var not in values:
+                        # (A let reached again, through a shared node, keeps its counts:
+                        # Relay resets them, and can then drop a binding still in use.)
+                        values[var] = body.value
+                        uses[var] = 0
+                        bind_level[var] = level
                     if not is_pure(var):
                         nodes.append(body.value)
                         levels.append(level)

@@ -14,7 +14,7 @@ effects happen, or drop them when the variable is unused.  Pure bindings
 whose variable is unused disappear, as in Relay.
 
 ToANormalForm followed by ToGraphNormalForm gives back the original dataflow
-graph.  Let chains are walked in a loop and dataflow with an explicit stack,
+graph when it is free of effects.  Let chains are walked in a loop and dataflow with an explicit stack,
 so 100,000 nested lets are fine.
 """
 

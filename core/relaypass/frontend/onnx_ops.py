@@ -12,9 +12,11 @@ and returns an expression, a list of them (one per output) or a TupleWrapper.
 Everything is built from the standard operator set with Relay's names and
 attributes.  Where ONNX has an operator the set lacks, the converter
 composes it (Elu, Selu, InstanceNormalization, Gelu, ...); where ONNX's
-operator is more general than the set's (1-D convolution and pooling), the
-converter lifts it into the 2-D operator.  Forms that cannot be expressed
-(3-D convolution, for instance) raise UnsupportedOperatorError.
+operator is more general than the set's, the converter maps it onto the
+2-D operator: 1-D convolution and pooling gain a unit axis, 3-D ones are
+lowered (see ``_conv3d`` and ``_pool3d``).  Forms that cannot be expressed
+(a training-mode BatchNormalization, a wrap-mode Pad, ...) raise
+UnsupportedOperatorError.
 """
 
 from __future__ import annotations

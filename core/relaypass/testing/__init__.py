@@ -1,8 +1,9 @@
-"""A test kit for pass authors: random well-typed programs and inputs to run them on.
+"""A test kit for pass authors: random well-typed programs, inputs to run them on, check_pass.
 
-``relaypass.testing.strategies`` holds the hypothesis strategies (it needs the
-``test`` extra); ``random_inputs`` needs only numpy.  Names are loaded on
-first use so that importing this package never imports hypothesis by itself.
+``relaypass.testing.strategies`` holds the hypothesis strategies and
+``check_pass`` runs a pass on them (both need the ``test`` extra);
+``random_inputs`` needs only numpy.  Names are loaded on first use so that
+importing this package never imports hypothesis by itself.
 """
 
 from __future__ import annotations
@@ -12,22 +13,33 @@ from typing import Any
 
 from .inputs import random_inputs, random_value
 
+_STRATEGIES = "relaypass.testing.strategies"
+_CHECK_PASS = "relaypass.testing.check_pass"
+
 _LAZY = {
-    "programs": "relaypass.testing.strategies",
-    "modules": "relaypass.testing.strategies",
-    "OpUse": "relaypass.testing.strategies",
-    "DEFAULT_OP_USES": "relaypass.testing.strategies",
-    "available_op_uses": "relaypass.testing.strategies",
-    "strategies": None,
+    "programs": _STRATEGIES,
+    "modules": _STRATEGIES,
+    "OpUse": _STRATEGIES,
+    "DEFAULT_OP_USES": _STRATEGIES,
+    "available_op_uses": _STRATEGIES,
+    "strategies": _STRATEGIES,
+    "check_pass": _CHECK_PASS,
+    "PassCheckError": _CHECK_PASS,
+    "PROPERTIES": _CHECK_PASS,
 }
 
 __all__ = ["random_inputs", "random_value", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
+    module_name = _LAZY.get(name)
+    if module_name is None:
         raise AttributeError(f"module 'relaypass.testing' has no attribute {name!r}")
-    module = importlib.import_module("relaypass.testing.strategies")
-    value = module if name == "strategies" else getattr(module, name)
-    globals()[name] = value
-    return value
+    module = importlib.import_module(module_name)
+    # Importing the submodule check_pass binds the package attribute ``check_pass``
+    # to that module; every name it provides is bound here afterwards, so the
+    # function wins.
+    for lazy, source in _LAZY.items():
+        if source == module_name:
+            globals()[lazy] = module if lazy == "strategies" else getattr(module, lazy)
+    return globals()[name]

@@ -1,0 +1,397 @@
+"""relaypass.testing.check_pass: it catches broken passes, names the property, and passes the standard ones.
+
+The broken passes below are kept here (and reused by
+test_translation_validation.py) as the kinds of bug a pass author makes.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import relaypass
+from relaypass.functor import ExprMutator, post_order_visit
+from relaypass.ir import Call, Constant, Function, IRModule, Let, Op, TensorType, Var
+from relaypass.testing import PROPERTIES, PassCheckError, check_pass
+from relaypass.transform import (
+    ModulePass,
+    function_pass,
+    get_pass,
+    list_passes,
+    module_pass,
+    register_pass,
+    unregister_pass,
+)
+
+# --------------------------------------------------------------------------- broken passes
+
+
+class _ShiftConstants(ExprMutator):
+    def visit_constant(self, const: Constant) -> Constant:
+        data = const.data
+        if data.dtype == np.bool_:
+            return Constant(np.logical_not(data))
+        return Constant((data + 1).astype(data.dtype))
+
+
+@function_pass(opt_level=0, name="ChangeConstant")
+def change_constant(func, mod, ctx):
+    """Off by one: every constant grows by one (a folding rule with a wrong formula)."""
+    return _ShiftConstants().visit(func)
+
+
+@function_pass(opt_level=0, name="DropBinding")
+def drop_binding(func, mod, ctx):
+    """Drops the first let of each function, leaving its variable free where it is used."""
+    body = func.body
+    if not isinstance(body, Let):
+        return func
+    return Function(func.params, body.body, func.ret_type, func.type_params, func.attrs)
+
+
+class _Substitute(ExprMutator):
+    def __init__(self, var: Var, value: Constant) -> None:
+        super().__init__()
+        self.var = var
+        self.value = value
+
+    def visit_var(self, var: Var):
+        return self.value if var is self.var else var
+
+
+@module_pass(opt_level=0, name="DropBindingForZeros", required=["InferType"])
+def drop_binding_for_zeros(mod, ctx):
+    """Drops main's first let and uses zeros instead of its value (needs types to make them)."""
+    func = mod["main"]
+    body = func.body
+    if not isinstance(body, Let) or not isinstance(body.value.checked_type, TensorType):
+        return mod
+    ty = body.value.checked_type
+    zeros = Constant(np.zeros(ty.concrete_shape, ty.dtype))
+    new_body = _Substitute(body.var, zeros).visit(body.body)
+    mod["main"] = Function(func.params, new_body, func.ret_type, func.type_params, func.attrs)
+    return mod
+
+
+class RebindsCallersMain(ModulePass):
+    """A pass object whose ``__call__`` also writes its result into the caller's module."""
+
+    def __call__(self, mod):
+        out = ModulePass.__call__(self, mod)
+        main = mod["main"]
+        mod["main"] = Function(main.params, main.body, main.ret_type, main.type_params, main.attrs)
+        return out
+
+
+rebinds_callers_main = RebindsCallersMain(lambda mod, ctx: mod, relaypass.transform.PassInfo(0, "RebindsMain"))
+
+
+def edits_module_in_place(mod):
+    """A plain callable that edits the module it is given and returns it."""
+    main = mod["main"]
+    mod["main"] = Function(main.params, main.body, main.ret_type, main.type_params, main.attrs)
+    return mod
+
+
+@module_pass(opt_level=0, name="EditConstantInPlace")
+def edit_constant_in_place(mod, ctx):
+    """Goes around immutability: rewrites a constant's array inside the shared node."""
+    found = []
+    post_order_visit(mod["main"], lambda n: found.append(n) if isinstance(n, Constant) else None)
+    for const in found[:1]:
+        data = const.data
+        new = np.logical_not(data) if data.dtype == np.bool_ else (data + 1).astype(data.dtype)
+        new.flags.writeable = False
+        object.__setattr__(const, "data", new)
+    return mod
+
+
+_renames = itertools.count()
+
+
+class _Rename(ExprMutator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.suffix = next(_renames)
+        self.vars: dict[Var, Var] = {}
+
+    def visit_var(self, var: Var):
+        new = self.vars.get(var)
+        if new is None:
+            new = self.vars[var] = Var(f"{var.name_hint}_{self.suffix}", var.type_annotation)
+        return new
+
+
+@function_pass(opt_level=0, name="CounterRenaming")
+def counter_renaming(func, mod, ctx):
+    """Names variables from a process-wide counter: the output depends on what ran before."""
+    return _Rename().visit(func)
+
+
+_swaps = itertools.count()
+
+
+class _SwapAdds(ExprMutator):
+    def visit_call(self, call: Call):
+        new = super().visit_call(call)
+        if isinstance(new, Call) and new.op is Op.get("add"):
+            return Call(new.op, [new.args[1], new.args[0]], new.attrs)
+        return new
+
+
+@function_pass(opt_level=0, name="SometimesSwapAdds")
+def sometimes_swap_adds(func, mod, ctx):
+    """Picks between two correct rewrites by a counter (think: set iteration order)."""
+    return _SwapAdds().visit(func) if next(_swaps) % 2 else func
+
+
+@function_pass(opt_level=0, name="WidenResult")
+def widen_result(func, mod, ctx):
+    """Adds a broadcast zero to the result, which changes main's return type."""
+    zeros = Constant(np.zeros((5, 1, 1, 1, 1), "float32"))
+    return Function(func.params, Call(Op.get("add"), [func.body, zeros]))
+
+
+@function_pass(opt_level=0, name="FailsOnIf")
+def fails_on_if(func, mod, ctx):
+    found = []
+    post_order_visit(func, lambda n: found.append(n) if type(n).__name__ == "If" else None)
+    if found:
+        raise ValueError("cannot handle conditionals")
+    return func
+
+
+def _lines(program) -> int:
+    return len(program.astext().splitlines())
+
+
+# --------------------------------------------------------------------------- each broken pass is caught
+
+
+def test_changed_constant_is_an_output_mismatch_on_a_shrunk_program():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(change_constant, examples=60)
+    err = info.value
+    assert err.property == "outputs"
+    assert err.pass_name == "ChangeConstant"
+    message = str(err)
+    assert "largest difference" in message and "keeps the program's outputs" in message
+    # The shrunk program is tiny, is shown in text form, and still exhibits the bug.
+    assert _lines(err.program) <= 8, message
+    assert err.program.astext() in message and err.output.astext() in message
+    found = []
+    post_order_visit(err.program["main"], lambda n: found.append(n) if isinstance(n, Constant) else None)
+    assert found
+
+
+def test_dropped_binding_leaves_a_free_variable():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(drop_binding, examples=60)
+    err = info.value
+    assert err.property == "well_formed"
+    assert "free variable" in str(err)
+    assert isinstance(err.program["main"].body, Let)
+    assert _lines(err.program) <= 8, str(err)
+
+
+def test_binding_replaced_by_zeros_is_caught_with_types_inferred_first():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(drop_binding_for_zeros, examples=60)
+    err = info.value
+    assert err.property == "outputs"
+    assert "InferType ran on it first" in str(err)
+
+
+@pytest.mark.parametrize("broken", [rebinds_callers_main, edits_module_in_place])
+def test_rebinding_the_callers_main_is_caught(broken):
+    with pytest.raises(PassCheckError) as info:
+        check_pass(broken, examples=10)
+    err = info.value
+    assert err.property == "input_unchanged"
+    assert "@main is bound to another function object" in str(err)
+
+
+def test_editing_a_node_in_place_is_caught():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(edit_constant_in_place, examples=60)
+    err = info.value
+    assert err.property == "input_unchanged"
+    assert "in place" in str(err) and "structural mismatch" in str(err)
+
+
+def test_names_from_a_counter_are_nondeterministic():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(counter_renaming, examples=10)
+    err = info.value
+    assert err.property == "deterministic"
+    assert "print differently" in str(err)
+    assert "first run" in err.details and "second run" in err.details
+
+
+def test_alternating_rewrites_are_nondeterministic():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(sometimes_swap_adds, examples=60)
+    err = info.value
+    assert err.property == "deterministic"
+    assert "structurally different" in str(err)
+    assert "add(" in err.program.astext()
+
+
+def test_changed_main_type_is_a_typing_failure():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(widen_result, examples=10)
+    assert info.value.property == "well_typed"
+    assert "@main had type" in str(info.value)
+
+
+def test_exception_in_the_pass_is_reported_with_the_program():
+    with pytest.raises(PassCheckError) as info:
+        check_pass(fails_on_if, examples=60)
+    err = info.value
+    assert err.property == "raises"
+    assert "ValueError: cannot handle conditionals" in str(err)
+    assert "if (" in err.program.astext()
+
+
+def test_a_pass_checked_by_its_registered_name():
+    register_pass(change_constant)
+    try:
+        with pytest.raises(PassCheckError) as info:
+            check_pass("ChangeConstant", examples=30)
+        assert info.value.property == "outputs"
+    finally:
+        unregister_pass("ChangeConstant")
+
+
+def test_every_property_key_is_documented():
+    assert list(PROPERTIES) == [
+        "raises", "input_unchanged", "well_formed", "well_typed", "outputs", "deterministic",
+    ]
+
+
+# --------------------------------------------------------------------------- reproducibility and options
+
+
+def test_reports_are_reproducible_and_seeds_draw_other_programs():
+    def failure(**kw):
+        with pytest.raises(PassCheckError) as info:
+            check_pass(change_constant, examples=30, **kw)
+        return str(info.value)
+
+    assert failure() == failure()
+    assert failure(seed=7) == failure(seed=7)
+
+
+def test_returns_the_number_of_programs_checked():
+    assert check_pass("ToANormalForm", examples=7) == 7
+
+
+def test_bare_functions_are_checked_the_old_style_way():
+    seen = []
+
+    def identity(func):
+        seen.append(func)
+        return func
+
+    assert check_pass(identity, examples=5, input_kind="function") == 5
+    assert all(isinstance(f, Function) for f in seen)
+    with pytest.raises(PassCheckError) as info:
+        check_pass(lambda func: IRModule.from_expr(func), examples=5, input_kind="function")
+    assert info.value.property == "well_formed"
+
+
+def test_infer_types_option_types_the_programs_a_plain_callable_gets():
+    def reads_types(mod):
+        _ = mod["main"].body.checked_type  # raises when the program is not typed
+        return mod
+
+    check_pass(reads_types, examples=5, infer_types=True)
+    with pytest.raises(PassCheckError) as info:
+        check_pass(reads_types, examples=5)
+    assert info.value.property == "raises"
+
+
+def test_the_operator_mix_and_features_reach_the_generator():
+    seen = []
+
+    def record(mod):
+        post_order_visit(mod["main"], lambda n: seen.append(n.op.name) if isinstance(n, Call) else None)
+        return mod
+
+    check_pass(record, examples=10, ops=["add"], features=(), size=3)
+    assert seen and set(seen) == {"add"}
+
+
+def test_tolerance_decides_what_counts_as_a_mismatch():
+    @function_pass(opt_level=0, name="Nudge")
+    def nudge(func, mod, ctx):
+        body = Call(Op.get("add"), [func.body, Constant(np.full((), 1e-4, "float32"))])
+        return Function(func.params, body, func.ret_type)
+
+    check_pass(nudge, examples=5, ops=["add", "multiply"], features=(), atol=1e-3)
+    with pytest.raises(PassCheckError) as info:
+        check_pass(nudge, examples=5, ops=["add", "multiply"], features=(), atol=1e-6, rtol=0)
+    assert info.value.property == "outputs"
+    assert "atol 1e-06" in str(info.value)
+
+
+def test_options_are_passed_to_a_pass_given_by_name():
+    check_pass("DeadCodeElimination", examples=10, pass_options={"inline_once": True})
+    with pytest.raises(TypeError, match="pass_options"):
+        check_pass(change_constant, examples=1, pass_options={"x": 1})
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"examples": 0}, "examples"),
+    ({"input_kind": "expr"}, "input_kind"),
+    ({"inputs": 0}, "inputs"),
+    ({"rtol": -1.0}, "rtol"),
+])
+def test_bad_arguments_are_rejected_before_anything_runs(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        check_pass("InferType", **kwargs)
+
+
+def test_an_unknown_pass_name_is_the_registrys_error():
+    with pytest.raises(relaypass.errors.RelayPassError, match="FoldConstnt"):
+        check_pass("FoldConstnt", examples=1)
+
+
+def test_check_pass_sees_the_given_pass_context():
+    levels = []
+
+    @module_pass(opt_level=0, name="SeesLevel")
+    def sees_level(mod, ctx):
+        levels.append(ctx.opt_level)
+        return mod
+
+    check_pass(sees_level, examples=2, opt_level=3)
+    assert set(levels) == {3}
+
+
+# --------------------------------------------------------------------------- the standard passes pass
+
+
+def _standard_passes() -> list[str]:
+    return sorted(s.name for s in list_passes()
+                  if isinstance(s.factory, str) and s.factory.startswith("relaypass_std."))
+
+
+def test_the_standard_set_is_all_there():
+    assert {"InferType", "FoldConstant", "DeadCodeElimination", "ToANormalForm",
+            "ToGraphNormalForm", "FuseOps"} <= set(_standard_passes())
+
+
+@pytest.mark.parametrize("name", _standard_passes())
+def test_standard_pass_keeps_every_property(name):
+    check_pass(name, examples=25)
+    check_pass(name, examples=15, input_kind="function", seed=1)
+    check_pass(name, examples=15, features={"let", "if", "tuple", "fn", "ref", "global"}, seed=2)
+
+
+def test_fuse_ops_at_every_level_and_dce_inlining():
+    for level in (0, 1, 3):
+        check_pass("FuseOps", examples=10, opt_level=level)
+    check_pass(get_pass("DeadCodeElimination", inline_once=True), examples=15)

@@ -34,6 +34,7 @@ test suite sees the same programs every time.
 from __future__ import annotations
 
 import difflib
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -55,6 +56,7 @@ PROPERTIES: dict[str, str] = {
 """The properties checked, in the order they are checked, with what each promises."""
 
 _INPUT_KINDS = ("module", "function")
+_FRAMES = 4
 
 
 class PassCheckError(AssertionError):
@@ -92,12 +94,12 @@ class PassCheckError(AssertionError):
             f"pass {self.pass_name} fails property {self.property!r} "
             f"(it must be that it {promise}): {self.reason}",
         ]
-        if self.details:
-            parts.append(self.details)
         parts.append(f"--- program given to {self.pass_name} (shrunk){self.note}:\n"
-                     f"{_text(self.program)}")
+                     f"{_text(self.program).rstrip()}")
         if self.output is not None:
-            parts.append(f"--- output of {self.pass_name}:\n{_text(self.output)}")
+            parts.append(f"--- output of {self.pass_name}:\n{_text(self.output).rstrip()}")
+        if self.details:
+            parts.append(self.details.rstrip())
         return "\n".join(parts)
 
     def _args(self) -> tuple[Any, ...]:
@@ -316,12 +318,15 @@ class _Checker:
             out = self.call(program)
         except Exception as exc:
             raise fail("raises", f"it raised {type(exc).__name__}: {exc}",
-                       details=_notes(exc)) from exc
+                       details=_where_raised(exc)) from exc
 
         changed = snapshot.difference(program_mod)
         if changed:
-            raise fail("input_unchanged", changed, out,
-                       f"--- the program as it was given (before the pass ran):\n{snapshot.text}")
+            # Show the program as it was; the changed one is shown as a detail.
+            was = snapshot.copy if isinstance(program, IRModule) else snapshot.copy["main"]
+            raise PassCheckError("input_unchanged", self.name, changed, was, out,
+                                 f"--- the program given, as the pass left it:\n{_text(program)}",
+                                 note)
 
         out_mod = self._output_module(program, out, fail)
         problem = _ill_formed(out_mod)
@@ -390,9 +395,11 @@ def _evaluate(mod: IRModule, args: list[Any]) -> Any:
         return Interpreter(mod).evaluate()(*args)
 
 
-def _notes(exc: BaseException) -> str:
-    notes = getattr(exc, "__notes__", None)
-    return "\n".join(str(n) for n in notes) if notes else ""
+def _where_raised(exc: BaseException) -> str:
+    """The innermost frames of ``exc``'s traceback, and its notes: enough to find the bug."""
+    frames = traceback.format_tb(exc.__traceback__)[-_FRAMES:]
+    notes = [str(n) for n in getattr(exc, "__notes__", None) or ()]
+    return "\n".join(["--- where it raised (innermost last):", *(f.rstrip() for f in frames), *notes])
 
 
 class _Snapshot:

@@ -174,6 +174,23 @@ def count_primitive(func: Function) -> int:
     return count
 
 
+def collect(sizes: dict[str, int | list[int]], seed: int = 0) -> list[dict[str, object]]:
+    """One row per program and size: ``program``, ``size``, ``nodes``, ``groups``, ``ms``, ``us_per_node``.
+
+    ``sizes`` maps a program of ``PROGRAMS`` to its size or sizes (``resnet50`` takes 0).
+    """
+    rows: list[dict[str, object]] = []
+    for name, wanted in sizes.items():
+        for size in ([wanted] if isinstance(wanted, int) else wanted):
+            func = typed(PROGRAMS[name](size, seed))
+            nodes = count_nodes(func)
+            seconds, out = time_fuse(func, repeat=3 if nodes > 20_000 else 7)
+            rows.append({"program": name, "size": size, "nodes": nodes,
+                         "groups": count_primitive(out), "ms": seconds * 1e3,
+                         "us_per_node": seconds * 1e6 / nodes})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chain", type=int, default=100_000)
@@ -183,13 +200,10 @@ def main() -> None:
     sizes = {"chain": args.chain, "dag": args.dag, "resnet50": 0}
     print(f"FuseOps (fuse level 2), microseconds per node (aim <= {AIM_US:g})")
     print(f"{'program':<10}{'nodes':>9}{'groups':>9}{'ms':>10}{'us/node':>10}")
-    for name, build in PROGRAMS.items():
-        func = typed(build(sizes[name], args.seed))
-        nodes = count_nodes(func)
-        seconds, out = time_fuse(func, repeat=3 if nodes > 20_000 else 7)
-        per_node = seconds * 1e6 / nodes
+    for row in collect(sizes, args.seed):
+        per_node = row["us_per_node"]
         flag = "" if per_node <= AIM_US else "  (over the aim)"
-        print(f"{name:<10}{nodes:>9}{count_primitive(out):>9}{seconds * 1e3:>10.1f}"
+        print(f"{row['program']:<10}{row['nodes']:>9}{row['groups']:>9}{row['ms']:>10.1f}"
               f"{per_node:>10.2f}{flag}")
 
 

@@ -74,18 +74,26 @@ def best_of(fn, repeat: int = 3) -> float:
     return best
 
 
-def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+def collect(n: int) -> list[dict[str, object]]:
+    """One row per program form (and the kernels alone): ``program``, ``us_per_node``, ``seconds``."""
     data = np.ones(4, "float32")
-    print(f"interpreter, {n} elementwise calls on float32[4]")
+    rows: list[dict[str, object]] = []
     for label, build in (("graph form (dataflow chain)", graph_chain), ("A-normal form (let chain)", let_chain)):
         func = build(n)
         ex = relay.create_executor("debug")
         run = ex.evaluate(func)
         seconds = best_of(lambda run=run: run(data))
-        print(f"  {label:30s} {seconds * 1e6 / n:6.2f} us/node  ({seconds:.3f} s)")
+        rows.append({"program": label, "us_per_node": seconds * 1e6 / n, "seconds": seconds})
     seconds = kernels_only(n)
-    print(f"  {'kernels alone':30s} {seconds * 1e6 / n:6.2f} us/node  ({seconds:.3f} s)")
+    rows.append({"program": "kernels alone", "us_per_node": seconds * 1e6 / n, "seconds": seconds})
+    return rows
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    print(f"interpreter, {n} elementwise calls on float32[4]")
+    for row in collect(n):
+        print(f"  {row['program']:30s} {row['us_per_node']:6.2f} us/node  ({row['seconds']:.3f} s)")
 
 
 if __name__ == "__main__":

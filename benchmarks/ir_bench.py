@@ -134,6 +134,12 @@ def measure(n: int, _timed: _Timer) -> dict[str, float | None]:
     return out
 
 
+def collect(sizes: list[int], repeat: int = 3, keep_gc: bool = False) -> dict[int, dict[str, float | None]]:
+    """Seconds per node of each operation (build, print, ...) at each chain length."""
+    timer = _Timer(repeat, keep_gc)
+    return {n: measure(n, timer) for n in sorted(sizes)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -141,12 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gc", action="store_true", help="keep the garbage collector on while timing")
     args = ap.parse_args(argv)
     sizes = sorted(args.sizes)
-    timer = _Timer(args.repeat, args.gc)
     print(
         f"python {sys.version.split()[0]}, recursion limit {sys.getrecursionlimit()}, "
         f"best of {args.repeat}, gc {'on' if args.gc else 'off'} while timing"
     )
-    results = {n: measure(n, timer) for n in sizes}
+    results = collect(sizes, args.repeat, args.gc)
     metrics = list(results[sizes[0]])
     header = f"{'us/node':<10}" + "".join(f"{n:>12,}" for n in sizes)
     header += f"{'ratio':>10}{'aim':>8}"

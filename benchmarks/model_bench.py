@@ -81,6 +81,42 @@ def time_pipeline(mod, pipeline, repeat: int):
     return optimized, best or [], best_total
 
 
+def collect(models: list[str], repeat: int = 3, interpret: bool = False,
+            progress=None) -> list[dict[str, object]]:
+    """One row per model: ``model``, ``nodes``, ``import_ms``, ``passes`` (each pass run of the
+    O3 pipeline in order, as (name, ms)), ``total_ms``, ``us_per_node`` and, with
+    ``interpret``, ``interp_ms``.  Needs the onnx extra (ImportError otherwise);
+    ``progress(name)`` is called after each model."""
+    import onnx
+
+    from relaypass.frontend import from_onnx
+
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    pipeline = load_pipeline(O3_FILE)
+    rows: list[dict[str, object]] = []
+    for name in models:
+        model = onnx.load(str(light / f"light_{name}.onnx"))
+        mod, import_ms = time_import(model, from_onnx, repeat)
+        nodes = count_nodes(mod)
+        optimized, passes, total_ms = time_pipeline(mod, pipeline, repeat)
+        row: dict[str, object] = {"model": name, "nodes": nodes, "import_ms": import_ms,
+                                  "passes": passes, "total_ms": total_ms,
+                                  "us_per_node": 1e3 * total_ms / nodes}
+        if interpret:
+            inits = {t.name for t in model.graph.initializer}
+            (data,) = [i for i in model.graph.input if i.name not in inits]
+            shape = [d.dim_value for d in data.type.tensor_type.shape.dim]
+            x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
+            run = relay.create_executor(mod=optimized).evaluate()
+            start = time.perf_counter()
+            run(x)
+            row["interp_ms"] = (time.perf_counter() - start) * 1e3
+        rows.append(row)
+        if progress is not None:
+            progress(name)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS, metavar="NAME",
@@ -90,34 +126,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time one interpreter run of the optimized module")
     args = parser.parse_args(argv)
     try:
-        import onnx
+        import onnx  # noqa: F401
     except ImportError:
         print("model_bench needs the onnx extra: pip install 'relaypass[onnx]'", file=sys.stderr)
         return 1
-    from relaypass.frontend import from_onnx
-
-    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-    pipeline = load_pipeline(O3_FILE)
-    rows, header = [], None
-    for name in args.models:
-        model = onnx.load(str(light / f"light_{name}.onnx"))
-        mod, import_ms = time_import(model, from_onnx, args.repeat)
-        nodes = count_nodes(mod)
-        optimized, passes, total_ms = time_pipeline(mod, pipeline, args.repeat)
-        header = header or [p for p, _ in passes]
-        row = [name, str(nodes), f"{import_ms:.1f}", *(f"{ms:.1f}" for _, ms in passes),
-               f"{total_ms:.1f}", f"{1e3 * total_ms / nodes:.1f}"]
+    found = collect(args.models, args.repeat, args.interpret,
+                    progress=lambda name: print(f"{name}: done", file=sys.stderr, flush=True))
+    header = [p for p, _ in found[0]["passes"]] if found else []
+    rows = []
+    for f in found:
+        row = [f["model"], str(f["nodes"]), f"{f['import_ms']:.1f}",
+               *(f"{ms:.1f}" for _, ms in f["passes"]), f"{f['total_ms']:.1f}",
+               f"{f['us_per_node']:.1f}"]
         if args.interpret:
-            inits = {t.name for t in model.graph.initializer}
-            (data,) = [i for i in model.graph.input if i.name not in inits]
-            shape = [d.dim_value for d in data.type.tensor_type.shape.dim]
-            x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
-            run = relay.create_executor(mod=optimized).evaluate()
-            start = time.perf_counter()
-            run(x)
-            row.append(f"{(time.perf_counter() - start) * 1e3:.0f}")
+            row.append(f"{f['interp_ms']:.0f}")
         rows.append(row)
-        print(f"{name}: done", file=sys.stderr, flush=True)
     columns = ["model", "nodes", "import ms", *(f"{p} ms" for p in header or []),
                "O3 ms", "us/node"]
     if args.interpret:

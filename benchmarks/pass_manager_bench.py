@@ -119,27 +119,36 @@ def _get_pass_ms(repeat: int) -> tuple[str, float]:
     return name, best
 
 
+def collect(passes: int = 2000, repeat: int = 7) -> dict[str, object]:
+    """The figures: ``us_per_pass`` and ``us_per_pass_instrumented``, and the fresh-process
+    milliseconds ``python_ms``, ``numpy_ms``, ``listing_ms``, ``get_pass_ms`` (of ``get_pass_name``)."""
+    plain = _seconds_per_pass(passes, repeat, instrumented=False)
+    watched = _seconds_per_pass(passes, repeat, instrumented=True)
+    bare, numpy_ms, listing = _fresh_process_ms(["pass", "import numpy", LIST_PASSES], repeat)
+    name, ms = _get_pass_ms(repeat)
+    return {"passes": passes, "repeat": repeat, "us_per_pass": plain * 1e6,
+            "us_per_pass_instrumented": watched * 1e6, "python_ms": bare, "numpy_ms": numpy_ms,
+            "listing_ms": listing, "get_pass_name": name, "get_pass_ms": ms}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passes", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
 
-    plain = _seconds_per_pass(args.passes, args.repeat, instrumented=False)
-    watched = _seconds_per_pass(args.passes, args.repeat, instrumented=True)
+    f = collect(args.passes, args.repeat)
     print(f"no-op pass in a Sequential of {args.passes:,}:")
-    print(f"  without instruments         {plain * 1e6:6.2f} us/pass   (aim <= 1.5)")
-    print(f"  with one Python instrument  {watched * 1e6:6.2f} us/pass")
-
-    bare, numpy_ms, listing = _fresh_process_ms(["pass", "import numpy", LIST_PASSES], args.repeat)
+    print(f"  without instruments         {f['us_per_pass']:6.2f} us/pass   (aim <= 1.5)")
+    print(f"  with one Python instrument  {f['us_per_pass_instrumented']:6.2f} us/pass")
+    bare, numpy_ms, listing = f["python_ms"], f["numpy_ms"], f["listing_ms"]
     print(f"fresh process (min of {args.repeat}):")
     print(f"  python -c pass              {bare:6.1f} ms")
     print(f"  python -c 'import numpy'    {numpy_ms:6.1f} ms")
     print(f"  list passes + instruments   {listing:6.1f} ms   "
           f"({listing / numpy_ms:.2f}x numpy; aim <= 1.5x)")
-    name, ms = _get_pass_ms(args.repeat)
-    print(f"  import relaypass -> get_pass({name!r}) resolved: {ms:.1f} ms "
-          "(measured inside the process)")
+    print(f"  import relaypass -> get_pass({f['get_pass_name']!r}) resolved: "
+          f"{f['get_pass_ms']:.1f} ms (measured inside the process)")
 
 
 if __name__ == "__main__":

@@ -11,13 +11,16 @@ Workloads (n operator calls each; "node" below means one of these calls):
 
 Each pass runs on the input it is meant for: FoldConstant and ToANormalForm on
 the dataflow program, ToGraphNormalForm and DeadCodeElimination on its
-A-normal form (prepared once, not timed).  A time is the best CPU time of the
+A-normal form, SimplifyInference and EliminateCommonSubexpr on the typed
+dataflow program (prepared once, not timed; these two are timed without the
+InferType they require, which infer_type_bench measures).  A time is the best CPU time of the
 process over a few runs, so that other work on a shared machine does not
 count.  Aim (issue 5): FoldConstant with nothing to fold and ToANormalForm at
 most 10 us per node.
 
 To add a pass, add a row to ``PASSES``: its name, the workload form it takes
-("dataflow" or "anf") and its aim in microseconds per node (None for none).
+("dataflow", "anf" or "typed") and its aim in microseconds per node (None for none).
+``collect()`` returns the figures as rows (benchmarks/run_all.py uses it).
 
 Run: python benchmarks/passes_bench.py [--chain 100000] [--dag 10000] [--repeat 3] [--seed 0]
 """
@@ -33,7 +36,7 @@ import numpy as np
 
 from relaypass import relay
 from relaypass.ir import Call, Function, IRModule, Op, Tuple
-from relaypass.transform import Pass
+from relaypass.transform import FunctionPass, Pass, PassContext
 
 # (pass name, input form, aim in us per node)
 PASSES: list[tuple[str, str, float | None]] = [
@@ -41,6 +44,8 @@ PASSES: list[tuple[str, str, float | None]] = [
     ("ToANormalForm", "dataflow", 10.0),
     ("ToGraphNormalForm", "anf", None),
     ("DeadCodeElimination", "anf", None),
+    ("SimplifyInference", "typed", None),
+    ("EliminateCommonSubexpr", "typed", None),
 ]
 
 _FACTORIES = {
@@ -48,6 +53,8 @@ _FACTORIES = {
     "ToANormalForm": "relaypass_std.to_a_normal_form",
     "ToGraphNormalForm": "relaypass_std.to_graph_normal_form",
     "DeadCodeElimination": "relaypass_std.dead_code_elimination",
+    "SimplifyInference": "relaypass_std.simplify_inference",
+    "EliminateCommonSubexpr": "relaypass_std.eliminate_common_subexpr",
 }
 
 WIDTH = 4
@@ -64,6 +71,17 @@ def build_pass(name: str) -> Pass:
     import importlib
 
     return getattr(importlib.import_module(_FACTORIES[name]), name)()
+
+
+def alone(p: Pass, mod: IRModule) -> IRModule:
+    """``p``'s own work on ``mod``, without running the passes it requires first."""
+    ctx = PassContext.current()
+    if not isinstance(p, FunctionPass):
+        return p.pass_func(mod.copy(), ctx)
+    out = mod.copy()
+    for gv, func in mod.items():
+        out.add(gv, p.pass_func(func, out, ctx), update=True)
+    return out
 
 
 def chain(n: int, seed: int) -> IRModule:
@@ -119,6 +137,33 @@ def cpu_seconds(run: Callable[[], object], repeat: int) -> float:
     return best
 
 
+WORKLOADS: dict[str, Callable[[int, int], IRModule]] = {"chain": chain, "dag": dag}
+
+
+def collect(sizes: dict[str, list[int]], repeat: int = 3, seed: int = 0) -> list[dict[str, object]]:
+    """One row per pass, workload and size: ``pass``, ``form``, ``workload``, ``size``, ``us_per_node``.
+
+    ``sizes`` maps a workload ("chain", "dag") to its sizes (operator calls).
+    """
+    to_anf = build_pass("ToANormalForm")
+    infer = build_pass("InferType")
+    programs = []
+    for wname, wsizes in sizes.items():
+        for n in wsizes:
+            mod = WORKLOADS[wname](n, seed)
+            programs.append((wname, n, {"dataflow": mod, "anf": to_anf(mod), "typed": infer(mod)}))
+    rows: list[dict[str, object]] = []
+    for name, form, _aim in PASSES:
+        p = build_pass(name)
+        run = alone if form == "typed" else (lambda p, mod: p(mod))
+        for wname, n, forms in programs:
+            mod = forms[form]
+            seconds = cpu_seconds(lambda p=p, mod=mod, run=run: run(p, mod), repeat)
+            rows.append({"pass": name, "form": form, "workload": wname, "size": n,
+                         "us_per_node": seconds / n * 1e6})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chain", type=int, default=100_000, help="calls in the chain")
@@ -127,23 +172,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    workloads = {"chain": (chain(args.chain, args.seed), args.chain),
-                 "dag": (dag(args.dag, args.seed), args.dag)}
-    to_anf = build_pass("ToANormalForm")
-    forms = {name: {"dataflow": mod, "anf": to_anf(mod)} for name, (mod, _) in workloads.items()}
-
+    workloads = {"chain": args.chain, "dag": args.dag}
+    rows = collect({name: [n] for name, n in workloads.items()}, args.repeat, args.seed)
     header = f"{'pass [input form]':<30}" + "".join(
-        f"{name + ' (' + str(n) + ')':>18}" for name, (_, n) in workloads.items()
+        f"{name + ' (' + str(n) + ')':>18}" for name, n in workloads.items()
     )
     print("us per node (best CPU time of", args.repeat, "runs)")
     print(header + f"{'aim':>8}")
     for name, form, aim in PASSES:
-        p = build_pass(name)
-        cells = []
-        for wname, (_, n) in workloads.items():
-            mod = forms[wname][form]
-            seconds = cpu_seconds(lambda p=p, mod=mod: p(mod), args.repeat)
-            cells.append(f"{seconds / n * 1e6:>18.2f}")
+        cells = [f"{r['us_per_node']:>18.2f}" for r in rows if r["pass"] == name]
         aim_text = f"{aim:>8.1f}" if aim is not None else f"{'-':>8}"
         print(f"{name + ' [' + form + ']':<30}" + "".join(cells) + aim_text)
 

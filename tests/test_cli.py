@@ -37,9 +37,22 @@ HAS_ONNX = importlib.util.find_spec("onnx") is not None
 HAS_ORT = importlib.util.find_spec("onnxruntime") is not None
 
 
+# The working directory of the commands: a scratch folder, where a pass that raises leaves
+# its reproducer folder (./relaypass-repro/...).
+_SCRATCH: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _scratch_cwd(tmp_path_factory):
+    _SCRATCH.append(tmp_path_factory.mktemp("cwd"))
+    yield
+    _SCRATCH.pop()
+
+
 def relaypass(*args: object, env: dict[str, str] | None = None, cwd: Path | None = None,
               **kwargs) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
+    cwd = cwd or (_SCRATCH[-1] if _SCRATCH else None)
     return subprocess.run([sys.executable, "-m", "relaypass.cli", *map(str, args)],
                           capture_output=True, text=True, env=full_env, cwd=cwd, **kwargs)
 
@@ -441,14 +454,21 @@ def test_traceback_option_before_or_after_the_command(files):
         assert "TypeInferenceError" in r.stderr or "TypeRelationError" in r.stderr
 
 
-def test_a_crashing_pass_is_a_bug_report_with_exit_3(files):
-    r = relaypass("run", files["crash"], MLP, env=plugin_env(files))
-    assert r.returncode == 3
-    assert "Traceback (most recent call last)" in r.stderr
-    assert r.stderr.splitlines()[-1] == (
-        "relaypass: internal error: RuntimeError: the Crash pass always crashes [raised in pass "
-        "'Crash' (from cli-test-plugin 1.2)]; this is a bug (the traceback above shows where), "
-        "please report it")
+def test_a_crashing_pass_is_a_bug_report_with_exit_3(files, tmp_path):
+    results = run_all({
+        "repro": (("run", files["crash"], MLP, "--repro-dir", tmp_path), plugin_env(files)),
+        "no repro": (("run", files["crash"], MLP, "--no-repro"), plugin_env(files)),
+    })
+    error = ("relaypass: internal error: RuntimeError: the Crash pass always crashes [raised in "
+             "pass 'Crash' (from cli-test-plugin 1.2)]")
+    bug = "; this is a bug (the traceback above shows where), please report it"
+    for r in results.values():
+        assert r.returncode == 3
+        assert "Traceback (most recent call last)" in r.stderr
+    assert results["no repro"].stderr.splitlines()[-1] == error + bug
+    (folder,) = tmp_path.iterdir()
+    assert results["repro"].stderr.splitlines()[-1] == (
+        f"{error}; reproducer written to {folder}{bug}")
 
 
 # --- print -------------------------------------------------------------------------------------------

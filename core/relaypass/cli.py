@@ -1,14 +1,18 @@
-"""The ``relaypass`` command line: run, explain and check pipeline files; list passes and instruments.
+"""The ``relaypass`` command line: run, bisect, explain and check pipeline files; list plugins.
 
 Exit statuses (docs/cli.md):
 
 * 0: done;
-* 1: the outputs were checked and differ (``run --check``, the model-zoo check);
+* 1: the outputs were checked and differ (``run --check``, the model-zoo check),
+  or ``bisect`` found the pass that breaks the program;
 * 2: bad input -- a missing file, a pipeline or model that does not parse or
   type-check, an unknown pass, a broken plugin, a missing optional extra.
   One line ``relaypass: error: <what and where>`` on stderr;
 * 3: a bug (an exception that is not a :class:`~relaypass.errors.RelayPassError`):
   its traceback, then one line saying which pass raised it.
+
+When a pass raises during ``run``, a reproducer folder is written
+(:mod:`relaypass.reproducer`) and the error line says where.
 
 ``--traceback`` (before or after the subcommand) shows the traceback of input
 errors too.  Nothing here imports numpy, the IR or a plugin before a command
@@ -30,8 +34,9 @@ from .errors import RelayPassError
 from .instrument import PassInstrument
 
 if TYPE_CHECKING:
+    from .bisect import Bisection
     from .ir.module import IRModule
-    from .schedule import ScheduledPass
+    from .schedule import ScheduledPass, ScheduleTracker, StepRun
     from .transform.pipeline import Pipeline, PipelineSpec
 
 EXIT_OK = 0
@@ -215,7 +220,7 @@ class _Run:
     """One run of a pipeline with the instruments the command line asked for."""
 
     def __init__(self, args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -> None:
-        from .schedule import resolve_schedule, runnable
+        from .schedule import ScheduleTracker, resolve_schedule, runnable
 
         self.spec = spec
         self.schedule: list[ScheduledPass] = resolve_schedule(spec)
@@ -223,13 +228,24 @@ class _Run:
         self.pipeline: Pipeline = spec.build()
         self.timing: Any = None
         self.progress: ProgressInstrument
+        # The names of the registered instruments of the run (a reproducer records their plugins).
+        self.instrument_names = [ref.name for ref in spec.instruments]
         self.instruments = self._instruments(args, status)
+        # Last, so that a pass it sees running really ran: which step raised, on what module.
+        self.tracker: ScheduleTracker = ScheduleTracker(self.schedule)
+        self.instruments.append(self.tracker)
+        self.failed: StepRun | None = None
         self.seconds = 0.0
 
     def _instruments(self, args: argparse.Namespace, status: StatusLine) -> list[Any]:
         from .transform.registry import get_registry
 
-        build = get_registry().build_instrument
+        registry = get_registry()
+
+        def build(name: str, options: dict[str, Any]) -> Any:
+            self.instrument_names.append(name)
+            return registry.build_instrument(name, options)
+
         # Timing first: the printers' work after a pass falls outside its time.
         extra: list[Any] = []
         if getattr(args, "time", False):
@@ -257,9 +273,36 @@ class _Run:
                           config=dict(s.config))
         start = time.perf_counter()
         with ctx:
-            out = self.pipeline.sequential(mod)
+            try:
+                out = self.pipeline.sequential(mod)
+            except Exception as exc:
+                self.failed = self.tracker.failed_step(exc)
+                raise
         self.seconds = time.perf_counter() - start
         return out
+
+    def run_or_reproduce(self, mod: IRModule, args: argparse.Namespace, model_format: str) -> IRModule:
+        """Run on ``mod``; when a pass raises, write a reproducer and note its path on the error."""
+        try:
+            return self(mod)
+        except Exception as exc:
+            if self.failed is not None and not args.no_repro:
+                self._reproduce(exc, args, model_format)
+            raise
+
+    def _reproduce(self, exc: Exception, args: argparse.Namespace, model_format: str) -> None:
+        from .reproducer import DEFAULT_ROOT, write_reproducer
+        from .transform.passes import add_note
+
+        assert self.failed is not None
+        try:
+            folder = write_reproducer(args.repro_dir or DEFAULT_ROOT, self.spec, self.schedule,
+                                      self.failed, _error_line(exc), _command_line(args),
+                                      self.instrument_names, model_format)
+        except OSError as err:
+            add_note(exc, f"{_REPRO_NOTE}not written ({err})")
+            return
+        add_note(exc, f"{_REPRO_NOTE}written to {_shown_path(folder)}")
 
     def report(self) -> None:
         n = self.progress.done
@@ -280,6 +323,43 @@ def _write_module(mod: IRModule, output: str | None) -> None:
         sys.stdout.flush()
     else:
         save(mod, output)
+
+
+def _model_format(path: str) -> str:
+    return "onnx" if path.lower().endswith(".onnx") else "relay"
+
+
+# --- reproducers ---------------------------------------------------------------------------
+# The note a written (or failed) reproducer leaves on the exception, for the error line.
+_REPRO_NOTE = "relaypass reproducer: "
+
+
+def _command_line(args: argparse.Namespace) -> dict[str, Any]:
+    """What options.json records: the arguments as given, where, and as parsed."""
+    options = {k: v for k, v in vars(args).items() if k not in ("func", "argv")}
+    return {"argv": getattr(args, "argv", []), "cwd": os.getcwd(), "options": options}
+
+
+def _shown_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it (``./relaypass-repro/...``)."""
+    rel = os.path.relpath(os.path.abspath(path))
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return os.path.abspath(path)
+    return os.curdir + os.sep + rel
+
+
+def _reproducer_text(exc: BaseException) -> str:
+    for note in getattr(exc, "__notes__", None) or ():
+        if isinstance(note, str) and note.startswith(_REPRO_NOTE):
+            return f"; reproducer {note[len(_REPRO_NOTE):]}"
+    return ""
+
+
+def _error_line(exc: BaseException) -> str:
+    """The line the user sees for ``exc`` (without the reproducer part)."""
+    if _is_input_error(exc):
+        return f"relaypass: error: {_one_line(exc)}"
+    return f"relaypass: internal error: {_one_line(exc)}"
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -304,7 +384,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         status.show("relaypass: evaluating the input module")
         inputs = random_inputs(mod, seed=args.seed)
         before = _evaluate(mod, inputs)
-    out = run(mod)
+    out = run.run_or_reproduce(mod, args, _model_format(args.model))
     _write_module(out, args.output)
     if args.time:
         run.report()
@@ -347,6 +427,7 @@ def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -
 
         run.timing = get_registry().build_instrument("PassTimingInstrument", {})
         run.instruments.insert(0, run.timing)
+        run.instrument_names.append("PassTimingInstrument")
 
     status.show(f"relaypass: reading {model.name}")
     proto = model.load()
@@ -370,7 +451,7 @@ def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -
     status.clear()
     _err(f"relaypass: imported in {_secs(imported)}")
 
-    out = run(mod)
+    out = run.run_or_reproduce(mod, args, "onnx")
     run.report()
     if args.output is not None:
         _write_module(out, args.output)
@@ -402,6 +483,121 @@ def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -
         status.clear()
         code = max(code, _report_check(actual, before, args, "the imported module"))
     return code
+
+
+# --- bisect -------------------------------------------------------------------------------
+def _cmd_bisect(args: argparse.Namespace) -> int:
+    if (args.model is None) == (args.model_zoo is None):
+        raise CLIError("bisect needs a MODEL file or --model-zoo NAME (one of them)")
+    from .bisect import bisect_pipeline
+
+    status = StatusLine()
+    spec = _read_spec(args)
+    if args.model_zoo is not None:
+        mod, inputs, what = _zoo_module(args, status)
+    else:
+        if args.weights is not None:
+            raise CLIError("--weights applies to --model-zoo models only")
+        from .testing.inputs import random_inputs
+
+        mod = _load_model(args.model, dict(args.shape) if args.shape else None)
+        inputs = random_inputs(mod, seed=args.seed)
+        what = f"seeded random inputs (seed {args.seed})"
+    try:
+        result = bisect_pipeline(spec, mod, inputs, rtol=args.rtol, atol=args.atol,
+                                 linear=args.linear, progress=status.show)
+    finally:
+        status.clear()
+    sys.stdout.write(_render_bisection(result, args, what))
+    sys.stdout.flush()
+    ran = len(result.runs)
+    times = result.evaluations + 1
+    how = "then after each pass in order, --linear" if result.linear else "then by bisection"
+    _err(f"relaypass: bisect: {ran} pass{'es' if ran != 1 else ''} ran in "
+         f"{_secs(result.pass_seconds)}, their checks of structure took "
+         f"{_secs(result.check_seconds)}; @main was evaluated {times} time{'s' if times != 1 else ''}"
+         f" (the input module once, {how}) in {_secs(result.evaluation_seconds)}")
+    return EXIT_OK if result.culprit is None else EXIT_CHECK_FAILED
+
+
+def _zoo_module(args: argparse.Namespace, status: StatusLine) -> tuple[IRModule, list[Any], str]:
+    """A model-zoo model (seeded random weights unless --weights shipped) and @main's inputs."""
+    from . import model_zoo
+
+    model = model_zoo.light_model(args.model_zoo)
+    status.show(f"relaypass: reading {model.name}")
+    proto = model.load()
+    what = "the shipped weights"
+    if (args.weights or "random") == "random":
+        proto = model_zoo.randomize_weights(proto, seed=args.seed)
+        what = f"seeded random weights (seed {args.seed})"
+    status.show(f"relaypass: importing {model.name}")
+    mod = model_zoo.import_onnx(proto, None)
+    inputs = model_zoo.main_arguments(mod, model_zoo.random_input(proto, seed=args.seed))
+    return mod, inputs, f"{model.name} with {what}, a seeded random input (seed {args.seed})"
+
+
+def _render_bisection(result: Bisection, args: argparse.Namespace, inputs: str) -> str:
+    from .ir.printer import astext
+
+    spec = result.spec
+    n = result.steps
+    head = (f"bisect: pipeline {spec.name} ({spec.source}), opt_level {spec.opt_level}, "
+            f"{n} pass{'es' if n != 1 else ''}; @main evaluated on {inputs}\n")
+    culprit, breakage = result.culprit, result.breakage
+    if culprit is None or breakage is None:
+        return head + (f"no pass changes the output: after each of the {len(result.runs)} passes "
+                       f"the module is well formed and well typed, and @main's outputs match the "
+                       f"input module's within rtol {args.rtol:g}, atol {args.atol:g}\n")
+    step = culprit.step
+    from .transform.registry import get_registry
+
+    decl = get_registry().lookup_pass(step.name)
+    origin = f" (from {decl.origin})" if decl is not None else ""
+    added = f", added: {step.reason}" if step.kind == "dependency" else ""
+    lines = [head.rstrip("\n"),
+             f"culprit: pass {step.index} of {n}, {step.name}{origin}{added}",
+             f"  {_culprit_reason(breakage)}"]
+    previous = result.before_culprit
+    if previous is not None:
+        lines.append(f"  after pass {previous.step.index} ({previous.step.name}) the module is "
+                     "well formed and well typed, and the outputs match")
+    before_name = (f"after pass {previous.step.index}, {previous.step.name}" if previous is not None
+                   else "the input module")
+    show_meta = args.show_meta
+    before = astext(culprit.before, show_meta_data=show_meta)
+    if culprit.after is None:
+        lines += [f"IR given to {step.name} ({before_name}):", before.rstrip("\n")]
+        return "\n".join(lines) + "\n"
+    after = astext(culprit.after, show_meta_data=show_meta)
+    meta = "" if show_meta else ", metadata section left out (--show-meta includes it)"
+    if args.full:
+        lines += [f"IR before {step.name} ({before_name}){meta}:", before.rstrip("\n"),
+                  f"IR after {step.name} (pass {step.index}):", after.rstrip("\n")]
+        return "\n".join(lines) + "\n"
+    import difflib
+
+    diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
+                                     f"before {step.name} ({before_name})",
+                                     f"after {step.name} (pass {step.index})", lineterm=""))
+    if diff:
+        lines.append(f"IR before and after {step.name}, unified diff{meta}:")
+        lines += diff
+    elif not show_meta and astext(culprit.before) != astext(culprit.after):
+        lines.append(f"{step.name} changed only the metadata section (the constants); "
+                     "--show-meta shows the diff with it")
+    else:
+        lines.append(f"{step.name} returned the same IR text it was given")
+    return "\n".join(lines) + "\n"
+
+
+def _culprit_reason(breakage: Any) -> str:
+    kind = breakage.kind
+    if kind == "output":
+        return f"after it, {breakage.message}"
+    if kind == "raised":
+        return f"it raised: {breakage.message.split(' raised ', 1)[-1]}"
+    return breakage.message
 
 
 # --- listing ------------------------------------------------------------------------------
@@ -596,6 +792,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--time", action="store_true", help="print the pass timing table (stderr)")
     p_run.add_argument("--dump-dir", metavar="DIR",
                        help="write the module after each pass into DIR, one numbered file per pass")
+    p_run.add_argument("--repro-dir", metavar="DIR",
+                       help="when a pass raises, write the reproducer folder under DIR "
+                            "(default ./relaypass-repro)")
+    p_run.add_argument("--no-repro", action="store_true",
+                       help="write no reproducer folder when a pass raises")
     p_run.add_argument("--check", action="store_true",
                        help="run the interpreter on seeded random inputs before and after the "
                             "pipeline; exit 1 if the outputs differ")
@@ -611,6 +812,37 @@ def build_parser() -> argparse.ArgumentParser:
                        help="--model-zoo: seeded random weights in place of the shipped uniform "
                             "ones (default with onnxruntime), or the shipped ones")
     p_run.set_defaults(func=_cmd_run)
+
+    p_bisect = sub.add_parser(
+        "bisect", parents=[common],
+        help="find the first pass after which the output changes or the module breaks",
+        description="Run a pipeline pass by pass on a model and find the first pass of its "
+                    "resolved schedule after which @main's output (on seeded random inputs) "
+                    "differs from the input module's, or the module is ill formed or ill typed, "
+                    "or the pass raises. Exit 0 when there is none, 1 when found.")
+    pipeline_options(p_bisect)
+    p_bisect.add_argument("model", nargs="?", metavar="MODEL",
+                          help="a Relay text file (.relay, .txt), or .onnx with the onnx extra")
+    p_bisect.add_argument("--model-zoo", metavar="NAME",
+                          help="instead of MODEL, a model shipped with the onnx package")
+    p_bisect.add_argument("--shape", action="append", type=_parse_shape,
+                          metavar="NAME=D1,D2,...", help="the shape of an ONNX input (repeatable)")
+    p_bisect.add_argument("--seed", type=int, default=0,
+                          help="seed of the random inputs (and model-zoo weights; default 0)")
+    p_bisect.add_argument("--rtol", type=float, default=DEFAULT_RTOL,
+                          help=f"relative tolerance (default {DEFAULT_RTOL:g})")
+    p_bisect.add_argument("--atol", type=float, default=DEFAULT_ATOL,
+                          help=f"absolute tolerance (default {DEFAULT_ATOL:g})")
+    p_bisect.add_argument("--weights", choices=("random", "shipped"),
+                          help="--model-zoo: seeded random weights (default) or the shipped ones")
+    p_bisect.add_argument("--linear", action="store_true",
+                          help="evaluate @main after every pass in order instead of bisecting "
+                               "(finds the first change even when a later pass undoes it)")
+    p_bisect.add_argument("--full", action="store_true",
+                          help="print the IR before and after the culprit in full, not as a diff")
+    p_bisect.add_argument("--show-meta", action="store_true",
+                          help="include the metadata section (constants) in the printed IR")
+    p_bisect.set_defaults(func=_cmd_bisect)
 
     for name, func, what in (("passes", _cmd_passes, "passes"),
                              ("instruments", _cmd_instruments, "instruments")):
@@ -673,6 +905,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)
         func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
         if func is None:
             parser.print_help(sys.stderr)
@@ -689,14 +922,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if traceback_requested:
             raise
+        line = _error_line(exc) + _reproducer_text(exc)
         if _is_input_error(exc):
-            _err(f"relaypass: error: {_one_line(exc)}")
+            _err(line)
             return EXIT_INPUT_ERROR
         import traceback
 
         traceback.print_exc()
-        _err(f"relaypass: internal error: {_one_line(exc)}; this is a bug (the traceback above "
-             "shows where), please report it")
+        _err(f"{line}; this is a bug (the traceback above shows where), please report it")
         return EXIT_INTERNAL_ERROR
 
 

@@ -13,8 +13,9 @@ merge too.  Two rewritten nodes are merged when
 The later node is replaced by the earlier one.  Never merged: calls without
 arguments, calls of anything but an operator (functions, closures, globals),
 calls of stateful operators (``TOpIsStateful``, such as ``nn.dropout``), and
-whatever the optional ``fskip`` callback returns true for (it is asked about
-each rewritten call and projection, as in Relay).
+whatever the optional ``fskip`` callback returns true for (it is asked, as in
+Relay, about each rewritten projection and each rewritten call that the
+previous rules let through).
 
 Relay compares each call against every earlier call of its operator, which is
 quadratic in the size of the program; here earlier nodes are indexed by a key

@@ -22,7 +22,6 @@ from ..ir.types import Any, Dim, TensorType, TupleType, Type
 from .builder import call, static_shape
 from .layout import Layout, check_convertible, transform_array
 from .relations import (
-    INT_DTYPES,
     attr_bool,
     attr_dtype,
     attr_int,
@@ -485,21 +484,15 @@ register_op(
 # --- shape_of, ndarray_size, arange -------------------------------------------------------------
 
 
-def _int_dtype(value, op_name: str) -> str:
-    dtype = attr_dtype(value, "dtype", op_name)
-    if dtype not in INT_DTYPES:
-        raise fail(op_name, f"attribute dtype must be an integer dtype, got {dtype}")
-    return dtype
-
-
 def _shape_of_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    # As Relay's ShapeOfRel, any dtype is accepted for the result.
     t = expect_tensor(arg_types[0], "shape_of: data")
-    return TensorType((t.ndim,), _int_dtype(attrs.dtype, "shape_of"))
+    return TensorType((t.ndim,), attr_dtype(attrs.dtype, "dtype", "shape_of"))
 
 
 def _ndarray_size_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
     expect_tensor(arg_types[0], "ndarray_size: data")
-    return TensorType((), _int_dtype(attrs.dtype, "ndarray_size"))
+    return TensorType((), attr_dtype(attrs.dtype, "dtype", "ndarray_size"))
 
 
 register_op(

@@ -46,14 +46,14 @@ from ..ir.module import IRModule
 __all__ = ["PROPERTIES", "PassCheckError", "check_pass"]
 
 PROPERTIES: dict[str, str] = {
-    "raises": "runs without raising on a valid program",
-    "input_unchanged": "leaves its input unchanged",
-    "well_formed": "returns a well-formed program",
-    "well_typed": "returns a well-typed program of the same type",
-    "outputs": "keeps the program's outputs",
-    "deterministic": "gives the same output when run twice",
+    "raises": "must run without raising on a valid program",
+    "input_unchanged": "must leave its input unchanged",
+    "well_formed": "must return a well-formed program",
+    "well_typed": "must return a well-typed program of the same type",
+    "outputs": "must keep the program's outputs",
+    "deterministic": "must give the same output when run twice",
 }
-"""The properties checked, in the order they are checked, with what each promises."""
+"""The properties checked, in the order they are checked, with what each demands of a pass."""
 
 _INPUT_KINDS = ("module", "function")
 _FRAMES = 4
@@ -91,8 +91,8 @@ class PassCheckError(AssertionError):
     def _message(self) -> str:
         promise = PROPERTIES.get(self.property, self.property)
         parts = [
-            f"pass {self.pass_name} fails property {self.property!r} "
-            f"(it must be that it {promise}): {self.reason}",
+            f"pass {self.pass_name} breaks property {self.property!r} "
+            f"(a pass {promise}): {self.reason}",
         ]
         parts.append(f"--- program given to {self.pass_name} (shrunk){self.note}:\n"
                      f"{_text(self.program).rstrip()}")
@@ -176,6 +176,7 @@ def check_pass(
     try:
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
         from hypothesis import seed as hypothesis_seed
+        from hypothesis.errors import Flaky
     except ImportError as exc:  # pragma: no cover - the test extra is missing
         raise ImportError(
             "check_pass needs hypothesis: pip install 'relaypass[test]'"
@@ -226,16 +227,19 @@ def check_pass(
         test = hypothesis_seed(seed)(test)
     try:
         test()
-    except Exception:
+    except (PassCheckError, Flaky):
+        # The last failure recorded is the shrunk program's: hypothesis replays it
+        # last (for a nondeterministic pass the replay may pass, which hypothesis
+        # calls flaky).  A fresh copy drops hypothesis's notes and the chain.
         if not failures:
             raise
-        # The last failure recorded is the shrunk program's (hypothesis replays
-        # it last); raising a fresh copy drops hypothesis's notes and the chain.
         raise failures[-1].copy() from None
     return checked[0]
 
 
-def _resolve(pass_or_name: Any, pass_options: Mapping[str, Any] | None) -> tuple[Callable[[Any], Any], str, bool]:
+def _resolve(
+    pass_or_name: Any, pass_options: Mapping[str, Any] | None
+) -> tuple[Callable[[Any], Any], str, bool]:
     """The callable to run, its name for reports, and whether it requires InferType."""
     from ..transform.pass_info import PassInfo
     from ..transform.registry import get_pass, get_registry
@@ -261,7 +265,9 @@ def _resolve(pass_or_name: Any, pass_options: Mapping[str, Any] | None) -> tuple
     return p, name, needs
 
 
-def _context_factory(opt_level: int | None, config: Mapping[str, Any] | None) -> Callable[[], Any] | None:
+def _context_factory(
+    opt_level: int | None, config: Mapping[str, Any] | None
+) -> Callable[[], Any] | None:
     if opt_level is None and config is None:
         return None
     from ..transform.context import PassContext

@@ -873,7 +873,9 @@ class _Generator:
                   TensorType(out, dtype))
 
     def _kind_split(self, scope: _Scope, use: OpUse, dtype: str) -> None:
-        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1, make=lambda: self.shape(1))
+        # A zero-sized dimension has no section count that divides it.
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 1 and 0 not in s,
+                             make=lambda: self.shape(1))
         shape = ty.shape  # type: ignore[attr-defined]
         axis = self.integer(0, len(shape) - 1)
         divisors = [d for d in range(1, shape[axis] + 1) if shape[axis] % d == 0]

@@ -1,0 +1,301 @@
+"""Run every benchmark in benchmarks/ and write their figures as one markdown table.
+
+Each benchmark script keeps its own command line and printout; this script
+imports them and calls their ``collect()`` functions, so the figures are the
+ones the scripts print.  The table has one row per figure (area, figure,
+value, unit, notes):
+
+* standard passes: microseconds per node at 10,000 and 100,000 nodes, on a
+  long chain and a random DAG (infer_type_bench, passes_bench,
+  fuse_ops_bench; the notes give the ratio of the two sizes, near 1.0 when
+  the cost is linear);
+* IR operations (ir_bench) and the interpreter (interp_bench), per node;
+* the pass manager's overhead per pass (pass_manager_bench);
+* cold start: fresh-process times of listing the plugins and of resolving a
+  pass (pass_manager_bench);
+* each light model's import and O3 pipeline times, with the time of every
+  pass in the notes (model_bench; needs the onnx extra).
+
+A full run takes a few minutes and writes benchmarks/RESULTS.md as well as
+stdout; ``--quick`` (sizes 1,000 and 10,000, one run per figure) and
+``--only`` print to stdout only unless ``-o`` says where to write.
+
+Run: python benchmarks/run_all.py [--quick] [--only NAME ...] [-o PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "RESULTS.md"
+
+#: The benchmarks, by the name ``--only`` takes (the script is NAME_bench.py).
+BENCHMARKS = ("ir", "infer_type", "passes", "fuse_ops", "interp", "pass_manager", "model")
+
+
+@dataclass(frozen=True)
+class Settings:
+    small: int
+    large: int
+    repeat: int
+    manager_passes: int
+    manager_repeat: int
+    model_repeat: int
+
+
+FULL = Settings(small=10_000, large=100_000, repeat=3, manager_passes=2000, manager_repeat=7,
+                model_repeat=3)
+QUICK = Settings(small=1_000, large=10_000, repeat=1, manager_passes=500, manager_repeat=2,
+                 model_repeat=1)
+
+Row = tuple[str, str, str, str, str]  # area, figure, value, unit, notes
+
+
+def _bench(name: str):
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    return importlib.import_module(f"{name}_bench")
+
+
+def _n(size: int) -> str:
+    return f"{size:,}"
+
+
+def _us(value: float) -> str:
+    return f"{value:.2f}"
+
+
+# --- each benchmark's rows ------------------------------------------------------------------
+def _per_size_rows(area: str, label: str, by_size: dict[int, float], s: Settings,
+                   unit: str = "µs/node", note: str = "") -> list[Row]:
+    rows: list[Row] = []
+    for size in (s.small, s.large):
+        if size not in by_size:
+            continue
+        notes = note
+        if size == s.large and s.small in by_size and by_size[s.small]:
+            ratio = f"{by_size[size] / by_size[s.small]:.2f}x the time per node at {_n(s.small)}"
+            notes = f"{notes}; {ratio}" if notes else ratio
+        rows.append((area, f"{label}, {_n(size)} nodes", _us(by_size[size]), unit, notes))
+    return rows
+
+
+def infer_type_rows(s: Settings) -> list[Row]:
+    found = _bench("infer_type").collect([s.small, s.large], repeat=s.repeat if s is QUICK else None)
+    rows: list[Row] = []
+    for program in dict.fromkeys(r["program"] for r in found):
+        mine = {r["size"]: r["us_per_node"] for r in found if r["program"] == program}
+        rows += _per_size_rows("standard passes", f"InferType on {program}", mine, s,
+                               note="expression nodes")
+    return rows
+
+
+def passes_rows(s: Settings) -> list[Row]:
+    bench = _bench("passes")
+    found = bench.collect({"chain": [s.small, s.large], "dag": [s.small, s.large]}, s.repeat)
+    rows: list[Row] = []
+    for name, form, _aim in bench.PASSES:
+        for workload in ("chain", "dag"):
+            mine = {r["size"]: r["us_per_node"] for r in found
+                    if r["pass"] == name and r["workload"] == workload}
+            rows += _per_size_rows("standard passes", f"{name} on {workload} ({form} form)",
+                                   mine, s, note="operator calls")
+    return rows
+
+
+def fuse_ops_rows(s: Settings) -> list[Row]:
+    found = _bench("fuse_ops").collect({"chain": [s.small, s.large], "dag": [s.small, s.large],
+                                        "resnet50": 0})
+    rows: list[Row] = []
+    for program in ("chain", "dag"):
+        mine = {r["size"]: r["us_per_node"] for r in found if r["program"] == program}
+        rows += _per_size_rows("standard passes", f"FuseOps on {program}", mine, s,
+                               note="expression nodes; fuse level 2")
+    for r in found:
+        if r["program"] == "resnet50":
+            rows.append(("standard passes", f"FuseOps on ResNet-50 ({r['nodes']} nodes)",
+                         f"{r['ms']:.1f}", "ms", f"{_us(r['us_per_node'])} µs/node; "
+                         f"{r['groups']} fused functions"))
+    return rows
+
+
+def ir_rows(s: Settings) -> list[Row]:
+    found = _bench("ir").collect([s.small, s.large], repeat=s.repeat)
+    rows: list[Row] = []
+    for op in found[s.small]:
+        mine = {n: found[n][op] * 1e6 for n in found if found[n][op] is not None}
+        rows += _per_size_rows("IR", f"{op} a chain", mine, s, note="operator calls")
+    return rows
+
+
+def interp_rows(s: Settings) -> list[Row]:
+    found = _bench("interp").collect(s.large)
+    return [("interpreter", f"{r['program']}, {_n(s.large)} elementwise calls",
+             _us(r["us_per_node"]), "µs/node", f"{r['seconds']:.3f} s in all") for r in found]
+
+
+def pass_manager_rows(s: Settings) -> list[Row]:
+    f = _bench("pass_manager").collect(s.manager_passes, s.manager_repeat)
+    seq = f"no-op module pass in a Sequential of {f['passes']:,}"
+    fresh = f"fresh process, best of {f['repeat']}"
+    return [
+        ("pass manager", f"{seq}, no instrument", _us(f["us_per_pass"]), "µs/pass",
+         "aim <= 1.5"),
+        ("pass manager", f"{seq}, one Python instrument", _us(f["us_per_pass_instrumented"]),
+         "µs/pass", ""),
+        ("cold start", "python -c pass", f"{f['python_ms']:.1f}", "ms", fresh),
+        ("cold start", "python -c 'import numpy'", f"{f['numpy_ms']:.1f}", "ms", fresh),
+        ("cold start", "list every pass and instrument", f"{f['listing_ms']:.1f}", "ms",
+         f"{fresh}; {f['listing_ms'] / f['numpy_ms']:.2f}x numpy's import (aim <= 1.5x)"),
+        ("cold start", f"import relaypass to a resolved get_pass({f['get_pass_name']!r})",
+         f"{f['get_pass_ms']:.1f}", "ms", "measured inside a fresh process"),
+    ]
+
+
+def model_rows(s: Settings) -> list[Row]:
+    bench = _bench("model")
+    found = bench.collect(bench.MODELS, repeat=s.model_repeat,
+                          progress=lambda name: _say(f"  {name} done"))
+    rows: list[Row] = []
+    for r in found:
+        passes = ", ".join(f"{name} {ms:.1f}" for name, ms in r["passes"])
+        rows.append(("light models", f"{r['model']}: import ({r['nodes']} nodes)",
+                     f"{r['import_ms']:.1f}", "ms", ""))
+        rows.append(("light models", f"{r['model']}: O3 pipeline", f"{r['total_ms']:.1f}", "ms",
+                     f"{r['us_per_node']:.1f} µs/node; ms per pass: {passes}"))
+    return rows
+
+
+SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
+    "infer_type": infer_type_rows, "passes": passes_rows, "fuse_ops": fuse_ops_rows,
+    "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "interp": interp_rows,
+}
+
+
+# --- the report -----------------------------------------------------------------------------
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def machine() -> list[str]:
+    """What the figures were measured on, from the running system."""
+    from importlib import metadata
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh
+                        if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+
+    def version(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    commit = ""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, text=True,
+                                capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return [
+        f"- machine: {platform.system()} {platform.release()} {platform.machine()}, {cpu}, "
+        f"{os.cpu_count()} CPUs",
+        f"- Python {platform.python_implementation()} {platform.python_version()}, numpy "
+        f"{version('numpy')}, onnx {version('onnx')}",
+        f"- relaypass {version('relaypass')}" + (f" at commit {commit}" if commit else ""),
+    ]
+
+
+def _missing_passes(rows: list[Row]) -> list[str]:
+    """The standard passes (of the relaypass distribution) no figure is about."""
+    from relaypass.transform import list_passes
+
+    measured = " ".join(r[1] for r in rows if r[0] == "standard passes")
+    return [s.name for s in list_passes()
+            if s.distribution == "relaypass" and f"{s.name} on " not in measured]
+
+
+def render(rows: list[Row], s: Settings, names: list[str], only: bool, seconds: float) -> str:
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    quick = " --quick" if s is QUICK else ""
+    only_text = "".join(f" --only {n}" for n in names) if only else ""
+    lines = [
+        "# relaypass benchmark results",
+        "",
+        f"`python benchmarks/run_all.py{quick}{only_text}` on {now}, in {seconds:.0f} s.",
+        "",
+        *machine(),
+        "",
+        "Per-node and per-pass figures are the best CPU time of the process over a few runs "
+        "(other work on a shared machine does not count); fresh-process and model figures are "
+        "the best wall time. A node is an operator call or an expression node, as the notes say. "
+        "Each benchmark script in benchmarks/ prints its own figures in more detail.",
+        "",
+        "| area | figure | value | unit | notes |",
+        "|---|---|---:|---|---|",
+    ]
+    lines += [f"| {' | '.join(cell.replace('|', '/') for cell in row)} |" for row in rows]
+    if {"infer_type", "passes", "fuse_ops"} <= set(names):
+        missing = _missing_passes(rows)
+        if missing:
+            lines += ["", f"Standard passes without figures yet: {', '.join(missing)} "
+                          "(add a row to PASSES in benchmarks/passes_bench.py)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes 1,000 and 10,000 and one run per figure (about 10x faster)")
+    parser.add_argument("--only", action="append", metavar="NAME", default=[],
+                        help=f"run only this benchmark (repeatable): {', '.join(BENCHMARKS)}")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help="also write the table here (default: benchmarks/RESULTS.md for a "
+                             "full run, nowhere with --quick or --only)")
+    args = parser.parse_args(argv)
+    names = []
+    for name in args.only or BENCHMARKS:
+        name = name.removesuffix(".py").removesuffix("_bench")
+        if name not in BENCHMARKS:
+            parser.error(f"--only {name}: no such benchmark; choose from {', '.join(BENCHMARKS)}")
+        names.append(name)
+    settings = QUICK if args.quick else FULL
+    order = [n for n in SECTIONS if n in names]  # the requested figures first, as the table lists them
+
+    rows: list[Row] = []
+    start = time.perf_counter()
+    for name in order:
+        _say(f"run_all: {name}_bench ...")
+        t = time.perf_counter()
+        try:
+            rows += SECTIONS[name](settings)
+        except ImportError as exc:  # model_bench without the onnx extra
+            _say(f"run_all: {name}_bench skipped: {exc}")
+            continue
+        _say(f"run_all: {name}_bench done in {time.perf_counter() - t:.1f} s")
+    text = render(rows, settings, order, bool(args.only), time.perf_counter() - start)
+    sys.stdout.write(text)
+    output = args.output or (None if args.quick or args.only else str(RESULTS))
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        _say(f"run_all: wrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""Bisecting a pipeline: the first pass of its schedule after which the program is broken.
+
+A pipeline that changes a model's outputs says so only at its end, ten
+passes after the cause.  Bisection runs the pipeline once, keeping the
+module after every step of its resolved schedule (modules are immutable and
+share their unchanged nodes, so the snapshots cost little), and then looks
+for the first step whose module is broken:
+
+* structurally: the pass raised, or left the module ill formed (the
+  ``WellFormedChecker`` instrument's checks), or InferType no longer accepts
+  it.  These checks cost about as much as a pass and run on every snapshot,
+  in order, so the first structural break is always found;
+* in its outputs: ``@main``, evaluated by the interpreter on seeded random
+  inputs, differs from the input module's outputs beyond the tolerance.
+  Evaluation is what costs (a pipeline of ten passes on a convnet runs in
+  milliseconds; one evaluation takes longer than all of them), so by default
+  the outputs are searched by bisection over the snapshots before the first
+  structural break: the reference once, then about log2(n) evaluations,
+  "prefix k matches" being assumed to hold up to the culprit and fail after
+  it.  A pass may break the outputs and a later one happen to restore them;
+  bisection then finds a pass after which the outputs differ (if the last
+  snapshot checked still matches, it reports none), while ``linear=True``
+  evaluates every snapshot in order and finds the first.
+
+Passes are reached by name through the registry, like everything in the
+core; the pipeline file's own instruments are left out (the checks here
+replace them, and their output would be noise).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .compare import Comparison, compare_outputs, flatten_outputs
+from .errors import RelayPassError
+from .ir.module import IRModule
+from .schedule import ScheduleTracker, StepRun, resolve_schedule, runnable
+from .transform.context import PassContext
+from .transform.pipeline import PipelineSpec
+
+__all__ = ["BisectInputError", "Bisection", "Breakage", "Recording", "bisect_pipeline",
+           "record_schedule"]
+
+
+class BisectInputError(RelayPassError):
+    """The input module cannot be the reference: it is ill formed, ill typed or does not evaluate."""
+
+
+@dataclass(frozen=True)
+class Breakage:
+    """What is wrong after a pass.
+
+    ``kind`` is "raised" (the pass raised), "ill_formed", "ill_typed" (InferType
+    fails on its result), "evaluation" (the interpreter fails on it) or
+    "output" (the outputs differ; ``comparison`` says how much and where).
+    """
+
+    kind: str
+    message: str
+    comparison: Comparison | None = None
+
+
+@dataclass
+class Recording:
+    """A pipeline run step by step.
+
+    ``runs`` holds each step that ran with the module it was given and the
+    one it returned; when a pass raised, ``error`` is its exception and the
+    last run is that step, with ``after`` None.
+    """
+
+    runs: list[StepRun]
+    error: BaseException | None
+    seconds: float
+
+
+def record_schedule(spec: PipelineSpec, mod: IRModule) -> Recording:
+    """Run ``spec`` on ``mod`` under its context (instruments left out), keeping every step."""
+    schedule = resolve_schedule(spec)
+    pipeline = spec.build()
+    tracker = ScheduleTracker(schedule, keep_runs=True)
+    ctx = PassContext(opt_level=spec.opt_level, required_pass=spec.required_pass,
+                      disabled_pass=spec.disabled_pass, instruments=[tracker],
+                      config=dict(spec.config))
+    error: BaseException | None = None
+    start = time.perf_counter()
+    with ctx:
+        try:
+            pipeline.sequential(mod)
+        except Exception as exc:
+            failed = tracker.failed_step(exc)
+            if failed is None:
+                raise
+            error = exc
+    seconds = time.perf_counter() - start
+    runs = list(tracker.runs)
+    if error is not None:
+        runs.append(failed)
+    return Recording(runs, error, seconds)
+
+
+@dataclass
+class Bisection:
+    """The result of :func:`bisect_pipeline`.
+
+    ``culprit`` is the step to blame (None when every step keeps the program
+    intact) and ``breakage`` what is wrong after it; ``steps`` counts the
+    passes the schedule runs, ``evaluations`` the evaluations of ``@main``
+    beyond the reference.
+    """
+
+    spec: PipelineSpec
+    runs: list[StepRun]
+    steps: int
+    culprit: StepRun | None
+    breakage: Breakage | None
+    linear: bool
+    evaluations: int
+    pass_seconds: float
+    check_seconds: float
+    evaluation_seconds: float
+
+    @property
+    def before_culprit(self) -> StepRun | None:
+        """The step that ran just before the culprit (None when it is the first)."""
+        if self.culprit is None:
+            return None
+        i = next(i for i, r in enumerate(self.runs) if r is self.culprit)
+        return self.runs[i - 1] if i else None
+
+
+class _Checks:
+    """The checks applied to a snapshot, with what they cost."""
+
+    def __init__(self, inputs: Sequence[Any], rtol: float, atol: float) -> None:
+        from .transform.registry import get_registry
+
+        registry = get_registry()
+        self.inputs = list(inputs)
+        self.rtol = rtol
+        self.atol = atol
+        # Remembers the functions it verified, by identity: a snapshot costs
+        # only the functions its pass rebuilt.
+        self.checker = registry.build_instrument("WellFormedChecker", {})
+        self.infer = registry.build_pass("InferType", {})
+        self.reference: list[Any] = []
+        self.evaluations = 0
+        self.check_seconds = 0.0
+        self.evaluation_seconds = 0.0
+        self._outputs: dict[tuple[tuple[str, int], ...], Breakage | None] = {}
+
+    def structure(self, mod: IRModule, after: str | None) -> Breakage | None:
+        """What is structurally wrong with ``mod``, the result of pass ``after`` (None: the input)."""
+        start = time.perf_counter()
+        try:
+            try:
+                self.checker.check(mod, after or "")
+            except RelayPassError as exc:
+                message = str(exc)
+                if after is None:  # the checker blames a pass; here there is none
+                    message = message.split(": ", 1)[-1]
+                return Breakage("ill_formed", message)
+            try:
+                with PassContext():
+                    self.infer(mod)
+            except Exception as exc:
+                what = f"the module {after} returned" if after else "the input module"
+                return Breakage("ill_typed", f"InferType fails on {what}: {_first_line(exc)}")
+            return None
+        finally:
+            self.check_seconds += time.perf_counter() - start
+
+    def evaluate(self, mod: IRModule) -> list[Any]:
+        from .interp import Interpreter
+
+        start = time.perf_counter()
+        try:
+            return flatten_outputs(Interpreter(mod).evaluate()(*self.inputs))
+        finally:
+            self.evaluation_seconds += time.perf_counter() - start
+
+    def outputs(self, mod: IRModule, after: str) -> Breakage | None:
+        # A module whose functions are the previous snapshot's (a pass that
+        # changed nothing) computes what it computed: evaluated once.
+        key = tuple((gv.name_hint, id(f)) for gv, f in mod.items())
+        if key in self._outputs:
+            return self._outputs[key]
+        self.evaluations += 1
+        try:
+            actual = self.evaluate(mod)
+        except Exception as exc:
+            result: Breakage | None = Breakage(
+                "evaluation", f"evaluating @main after {after} raised {_first_line(exc)}")
+        else:
+            comparison = compare_outputs(actual, self.reference, rtol=self.rtol, atol=self.atol)
+            result = None if comparison.ok else Breakage(
+                "output", comparison.summary("the input module"), comparison)
+        self._outputs[key] = result
+        return result
+
+
+def bisect_pipeline(spec: PipelineSpec, mod: IRModule, inputs: Sequence[Any], *,
+                    rtol: float, atol: float, linear: bool = False,
+                    progress: Callable[[str], None] | None = None) -> Bisection:
+    """The first step of ``spec``'s schedule after which ``mod`` is broken (module docstring).
+
+    ``inputs`` are the arguments of ``@main``; ``progress`` is told what is
+    being done (a status line).  Raises :class:`BisectInputError` when ``mod``
+    itself is ill formed, ill typed or cannot be evaluated.
+    """
+    say = progress or (lambda text: None)
+    checks = _Checks(inputs, rtol, atol)
+    say("relaypass: bisect: checking the input module")
+    problem = checks.structure(mod, None)
+    if problem is not None:
+        raise BisectInputError(f"the input module cannot be the reference: {problem.message}")
+    try:
+        checks.reference = checks.evaluate(mod)
+    except Exception as exc:
+        raise BisectInputError("the input module cannot be the reference: evaluating @main "
+                               f"raised {_first_line(exc)}") from exc
+
+    say("relaypass: bisect: running the pipeline")
+    recording = record_schedule(spec, mod)
+    runs = recording.runs
+    steps = len(runnable(resolve_schedule(spec)))
+
+    # Structure, every snapshot in order: cheap, and the first break is exact.
+    limit, breakage = len(runs), None
+    for i, run in enumerate(runs):
+        name = run.step.name
+        if run.after is None:
+            limit, breakage = i, Breakage("raised", f"{name} raised {_first_line(recording.error)}")
+            break
+        say(f"relaypass: bisect: checking the module after pass {run.step.index} ({name})")
+        problem = checks.structure(run.after, name)
+        if problem is not None:
+            limit, breakage = i, problem
+            break
+
+    # Outputs, over the snapshots before the first structural break.
+    def outputs(i: int) -> Breakage | None:
+        run = runs[i]
+        say(f"relaypass: bisect: evaluating @main after pass {run.step.index} ({run.step.name})")
+        return checks.outputs(run.after, run.step.name)
+
+    culprit = limit if breakage is not None else None
+    if linear:
+        for i in range(limit):
+            problem = outputs(i)
+            if problem is not None:
+                culprit, breakage = i, problem
+                break
+    elif limit:
+        problem = outputs(limit - 1)
+        if problem is not None:
+            good, bad = -1, limit - 1  # -1: the input module, the reference
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                found = outputs(mid)
+                if found is None:
+                    good = mid
+                else:
+                    bad, problem = mid, found
+            culprit, breakage = bad, problem
+
+    return Bisection(spec, runs, steps, runs[culprit] if culprit is not None else None,
+                     breakage, linear, checks.evaluations, recording.seconds,
+                     checks.check_seconds, checks.evaluation_seconds)
+
+
+def _first_line(exc: BaseException | None) -> str:
+    if exc is None:
+        return "an exception"
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else ""
+    return f"{type(exc).__name__}: {line}" if line else type(exc).__name__

@@ -1,0 +1,267 @@
+"""Crash reproducers: what someone needs to see a pass fail again, in one folder.
+
+When a pass raises during ``relaypass run``, the useful bug report is not the
+model and the whole pipeline but the module *that pass* was given and the
+passes from it on.  :func:`write_reproducer` writes:
+
+``input.relay``
+    the module as it was given to the failing pass (text format, constants
+    in its metadata section);
+``pipeline.toml``
+    a pipeline file holding the failing pass and the rest of the schedule
+    after it, flattened into one list, with the pipeline's opt_level, config,
+    required and disabled passes; the instruments are left out;
+``options.json``
+    the command line of the failing run;
+``versions.json``
+    the versions of relaypass, Python, numpy and of every plugin
+    distribution whose passes or instruments took part, from the installed
+    metadata;
+``README.txt``
+    what failed and how to run it again: ``relaypass run pipeline.toml input.relay``.
+
+The text format does not keep the checked types InferType filled in, so when
+the module given to the failing pass was typed, the reproducer pipeline runs
+InferType first to restore them; positions in error messages then refer to
+``input.relay`` instead of the original model file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .schedule import ScheduledPass, StepRun, runnable
+from .transform.pipeline import PipelineSpec
+
+__all__ = ["DEFAULT_ROOT", "reproducer_pipeline", "versions", "write_reproducer"]
+
+#: Where reproducer folders go unless told otherwise (relative to the working directory).
+DEFAULT_ROOT = "relaypass-repro"
+
+_TYPES_RESTORED = "restores the checked types the module had (the text format does not keep them)"
+
+
+def write_reproducer(root: str, spec: PipelineSpec, schedule: list[ScheduledPass],
+                     failed: StepRun, error_line: str, options: Mapping[str, Any],
+                     instruments: Sequence[str] = (), model_format: str = "relay") -> str:
+    """Write a reproducer folder under ``root`` for the step ``failed``; return its path.
+
+    ``error_line`` is the error as the user saw it; ``options`` the command
+    line (JSON-able); ``instruments`` the names of the instruments of the
+    run, whose distributions are recorded too; ``model_format`` "onnx" adds
+    the onnx version.
+    """
+    from .ir.io import save
+
+    folder = _new_folder(root, failed.step.name)
+    save(failed.before, os.path.join(folder, "input.relay"))
+    _write(folder, "pipeline.toml", reproducer_pipeline(spec, schedule, failed, error_line))
+    _write(folder, "options.json", json.dumps(options, indent=2, default=str) + "\n")
+    names = [s.name for s in runnable(schedule)]
+    found = versions(names, instruments, model_format)
+    _write(folder, "versions.json", json.dumps(found, indent=2) + "\n")
+    _write(folder, "README.txt", _readme(spec, schedule, failed, error_line, found))
+    return folder
+
+
+def reproducer_pipeline(spec: PipelineSpec, schedule: list[ScheduledPass], failed: StepRun,
+                        error_line: str = "") -> str:
+    """The text of a pipeline file running ``failed``'s pass and the rest of the schedule.
+
+    Every step from the failing one on is listed in the order it ran,
+    dependencies included (so a requirement is not run twice and the failing
+    pass finds what it found); a dependency above the pipeline's opt_level
+    is added to ``required_pass`` so that it still runs.  Sequences are
+    flattened: a sequence only groups passes and never changes what runs.
+    """
+    from .transform.registry import get_registry
+
+    registry = get_registry()
+    steps = runnable(schedule)
+    start = next(i for i, s in enumerate(steps) if s.index == failed.step.index)
+    tail = steps[start:]
+    required = [n for n in spec.required_pass if registry.has_pass(n)]
+    for s in tail:
+        if s.kind == "dependency":
+            decl = registry.lookup_pass(s.name)
+            if decl is not None and decl.opt_level > spec.opt_level and s.name not in required:
+                required.append(s.name)
+    disabled = [n for n in spec.disabled_pass if registry.has_pass(n)]
+
+    entries: list[tuple[str, str]] = []
+    if _typed(failed.before) and failed.step.name != "InferType" and registry.has_pass("InferType"):
+        entries.append(('"InferType"', _TYPES_RESTORED))
+    total = len(steps)
+    for s in tail:
+        text = _toml(s.name) if not s.options else \
+            f"{{ name = {_toml(s.name)}, options = {_toml(dict(s.options))} }}"
+        note = f"step {s.index} of {total}"
+        if s is tail[0]:
+            note += ", the pass that raised"
+        elif s.kind == "dependency":
+            note += f", {s.reason}"
+        entries.append((text, note))
+
+    lines = [f"# Reproducer: {failed.step.name} and the rest of the schedule of pipeline "
+             f"{spec.name} ({spec.source}) after it."]
+    if error_line:
+        lines.append(f"# It failed with: {error_line}")
+    lines += ["# Run: relaypass run pipeline.toml input.relay", "",
+              f"name = {_toml(spec.name)}", f"opt_level = {spec.opt_level}"]
+    if required:
+        lines.append(f"required_pass = {_toml(required)}")
+    if disabled:
+        lines.append(f"disabled_pass = {_toml(disabled)}")
+    lines.append("passes = [")
+    width = max(len(text) for text, _ in entries) + 1
+    lines += [f"    {(text + ','):<{width}}  # {note}" for text, note in entries]
+    lines.append("]")
+    if spec.config:
+        lines += ["", "[config]"]
+        lines += [f"{_toml(key)} = {_toml(value)}" for key, value in spec.config.items()]
+    return "\n".join(lines) + "\n"
+
+
+def versions(passes: Sequence[str], instruments: Sequence[str] = (),
+             model_format: str = "relay") -> dict[str, Any]:
+    """The versions that matter to a reproduction, read from the installed metadata.
+
+    ``plugins`` lists each distribution providing one of ``passes`` or
+    ``instruments``, with the names it provided.
+    """
+    from importlib import metadata
+
+    from .transform.registry import get_registry
+
+    def installed(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    out: dict[str, Any] = {
+        "relaypass": installed("relaypass"),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "numpy": installed("numpy"),
+        "platform": platform.platform(),
+    }
+    if model_format == "onnx":
+        out["onnx"] = installed("onnx")
+    registry = get_registry()
+    plugins: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def add(origin: Any, what: str, name: str) -> None:
+        dist = origin.distribution if not origin.in_process else f"in-process ({origin.module})"
+        entry = plugins.setdefault((dist, origin.version), {
+            "distribution": dist, "version": origin.version, "passes": [], "instruments": []})
+        if name not in entry[what]:
+            entry[what].append(name)
+
+    for name in passes:
+        spec = registry.lookup_pass(name)
+        if spec is not None:
+            add(spec.origin, "passes", name)
+    for name in instruments:
+        add(registry.instrument_spec(name).origin, "instruments", name)
+    out["plugins"] = list(plugins.values())
+    return out
+
+
+# --- helpers --------------------------------------------------------------------------------
+def _new_folder(root: str, pass_name: str) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = os.path.join(root, f"{stamp}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', pass_name)}")
+    path, n = base, 1
+    while True:
+        try:
+            os.makedirs(path)
+            return path
+        except FileExistsError:
+            n += 1
+            path = f"{base}-{n}"
+
+
+def _write(folder: str, name: str, text: str) -> None:
+    with open(os.path.join(folder, name), "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+
+
+def _typed(mod: Any) -> bool:
+    from .ir.expr import Function
+
+    return any(isinstance(f, Function) and f.body.has_checked_type for _, f in mod.items())
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml(value: Any) -> str:
+    """``value`` as a TOML value (a pipeline's options and config hold nothing else)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_toml_key(k)} = {_toml(v)}" for k, v in value.items())
+        return f"{{ {items} }}" if items else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} ({type(value).__name__}) in a pipeline file")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def _readme(spec: PipelineSpec, schedule: list[ScheduledPass], failed: StepRun,
+            error_line: str, found: Mapping[str, Any]) -> str:
+    step = failed.step
+    total = len(runnable(schedule))
+    origin = next((f"{p['distribution']} {p['version']}" for p in found["plugins"]
+                   if step.name in p["passes"]), "")
+    came = f" (from {origin})" if origin else ""
+    added = f", {step.reason}" if step.kind == "dependency" else ""
+    typed = _typed(failed.before) and step.name != "InferType"
+    lines = [
+        "relaypass crash reproducer",
+        "",
+        f"Pass {step.name}{came}, step {step.index} of {total}{added} of pipeline "
+        f"{spec.name} ({spec.source}), raised:",
+        "",
+        f"    {error_line}",
+        "",
+        "To see it again, from this folder:",
+        "",
+        "    relaypass run pipeline.toml input.relay",
+        "",
+        "(add --no-repro not to write another reproducer of it).",
+        "",
+        f"input.relay    the module as it was given to {step.name}",
+        f"pipeline.toml  {step.name} and the {total - step.index} passes after it in the schedule, "
+        "with the",
+        "               pipeline's opt_level, config, required and disabled passes "
+        "(instruments left out)",
+        "options.json   the command line of the failing run",
+        "versions.json  the versions of relaypass, Python, numpy and the plugin distributions "
+        "involved",
+    ]
+    if typed:
+        lines += ["", "The module had been through InferType; the text format does not keep "
+                  "checked types,", "so pipeline.toml runs InferType first to restore them."]
+    lines += ["", "Positions in error messages refer to input.relay, not to the original model."]
+    return "\n".join(lines) + "\n"

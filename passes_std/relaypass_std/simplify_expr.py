@@ -1,0 +1,505 @@
+"""SimplifyExpr: Relay's algebraic and data-movement simplifications.
+
+The rewrites of Relay's ``simplify_expr.cc`` that apply to the standard
+operators, in Relay's order, through the same pattern machinery
+(:mod:`.dataflow_pattern`: matching, grouping, fixed-point rounds, InferType
+between rewrites), so that the results match Relay's:
+
+``ConcretizeZerosLike`` / ``ConcretizeOnesLike`` / ``ConcretizeFullLike``
+    ``zeros_like(x)`` -> ``zeros(shape, dtype)`` (and ``ones``, ``full``) when
+    the shape is static, dropping the dependency on ``x``.
+``SimplifyAdd``
+    ``x + x`` -> ``x * 2``.
+``SimplifyRSqrt``
+    ``n / sqrt(x)`` -> ``n * rsqrt(x)``.
+``EliminateIdentity``
+    ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1`` -> ``x``,
+    where 0 and 1 are scalar constants, ``zeros``/``ones`` or
+    ``zeros_like``/``ones_like`` and the result has the type of ``x``.
+``SimplifyReshape``
+    two consecutive reshapes -> one, to the static output shape.
+``SimplifyTranspose``
+    two consecutive ``transpose``/``layout_transform`` -> one transpose of
+    the composed permutation, or one ``layout_transform`` when either changes
+    the rank (``NCHW`` <-> ``NCHW4c``).
+``SimplifyNoOpTranspose``
+    a transpose that permutes nothing, a layout_transform between equal
+    layouts -> its input.
+``SimplifySameCast`` / ``SimplifyConsecutiveCast``
+    a cast to the dtype the data has -> the data; ``cast(cast(x, a), b)`` ->
+    ``cast(x, b)`` when the first cast widens.
+``FullElementwise``
+    a broadcasting operator applied to ``full``/``ones``/``zeros`` (or their
+    ``_like`` forms) and ``x`` of the result's type -> the operator applied to
+    the scalar.
+``SwitchAddMultiply``
+    ``(x + c1) * c2`` -> ``x * c2 + (c1 * c2)`` with the constant part folded.
+``SimplifyAdjacentMultiplyOrAdd``
+    ``x * c1 * c2`` -> ``x * (c1 * c2)``, ``x + c1 + c2`` -> ``x + (c1 + c2)``,
+    folded.
+``SimplifyClipAndConsecutiveCast``
+    casts after a clip whose bounds fit in each cast's dtype are dropped.
+``SimplifyClip``
+    a clip whose bounds cover the whole range of the dtype -> its input.
+
+Relay's rewrites of ``*_like`` operators that are not in the standard set
+(``reshape_like``, ``collapse_sum_like``, ``broadcast_to_like``,
+``cast_like``) and of ``qnn.dequantize`` cannot match here.  Not implemented:
+``SimplifyBinomial`` (``a*x*x + b*x*y + c*y*y`` factored into two binomials),
+Relay's last rewrite; such sums are left as they are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from relaypass.ir.expr import Call, Constant, Expr, Function
+from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op, make_call
+from relaypass.ir.op import OpPattern as FusionPattern
+from relaypass.ir.types import TensorType
+from relaypass.op.layout import Layout
+
+from .dataflow_pattern import (
+    CallPattern,
+    ConstantPattern,
+    Match,
+    OpAttrPattern,
+    OpPattern,
+    Rewrite,
+    Wildcard,
+    module_type_inference,
+    rewrite_patterns,
+)
+
+__all__ = ["SimplifyExpr", "simplify_expr", "simplify_expr_rewrites"]
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _is_op(name: str) -> OpPattern:
+    return OpPattern(name)
+
+
+def _scalar(dtype: str, value: object) -> Constant:
+    """Relay's ``MakeConstantScalar``: a rank-0 constant of ``dtype``."""
+    data = np.asarray(value).astype(dtype)
+    data.flags.writeable = False
+    return Constant(data)
+
+
+def _static_shape(ty: object) -> tuple[int, ...] | None:
+    if not isinstance(ty, TensorType):
+        return None
+    if not all(type(d) is int for d in ty.shape):
+        return None
+    return tuple(ty.shape)
+
+
+def _dtype_class(dtype: str) -> tuple[int, int]:
+    """TVM's (type code, bits): int 0, uint 1 (bool is uint1), float 2, bfloat 4."""
+    if dtype == "bool":
+        return 1, 1
+    for prefix, code in (("bfloat", 4), ("float", 2), ("uint", 1), ("int", 0)):
+        if dtype.startswith(prefix):
+            return code, int(dtype[len(prefix):])
+    return -1, 0
+
+
+def _dtype_range(dtype: str) -> tuple[float, float]:
+    """TVM's ``min_value``/``max_value`` of a dtype (0, 0 for anything else)."""
+    if dtype == "bool":
+        return 0.0, 1.0
+    code, _ = _dtype_class(dtype)
+    if code in (0, 1):
+        info = np.iinfo(dtype)
+        return float(info.min), float(info.max)
+    if code == 2:
+        finfo = np.finfo(dtype)
+        return float(finfo.min), float(finfo.max)
+    return 0.0, 0.0
+
+
+def _covers(dtype: str, low: float, high: float) -> bool:
+    """[low, high] contains every value of ``dtype``."""
+    lb, ub = _dtype_range(dtype)
+    return high >= ub and low <= lb
+
+
+def _fits(dtype: str, low: float, high: float) -> bool:
+    """[low, high] lies within the values of ``dtype``."""
+    lb, ub = _dtype_range(dtype)
+    return high <= ub and low >= lb
+
+
+def _fold(expr: Expr) -> Expr:
+    from .fold_constant import fold_constant
+
+    return fold_constant(expr)
+
+
+# --- ConcretizeLike -----------------------------------------------------------------------
+
+
+def _concretize(op_name: str, build) -> Rewrite:
+    like = Wildcard()
+    data = Wildcard()
+    op = _is_op(op_name)
+    pattern = op(like) if Op.get(op_name).num_inputs == 1 else op(data, like)
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        ty = pre.checked_type
+        shape = _static_shape(ty)
+        if shape is None:
+            return post
+        return build(m, like, shape, ty.dtype)
+
+    return Rewrite(f"Concretize{''.join(p.capitalize() for p in op_name.split('_'))}",
+                   pattern, callback)
+
+
+# --- SimplifyAdd, SimplifyRSqrt ----------------------------------------------------------
+
+
+def _simplify_add() -> Rewrite:
+    x, y = Wildcard(), Wildcard()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        lhs = m.post(x)
+        if lhs is m.post(y):
+            return make_call("multiply", [lhs, _scalar(pre.checked_type.dtype, 2)])
+        return post
+
+    return Rewrite("SimplifyAdd", _is_op("add")(x, y), callback)
+
+
+def _simplify_rsqrt() -> Rewrite:
+    x, numerator = Wildcard(), Wildcard()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        return make_call("multiply", [m.post(numerator), make_call("rsqrt", [m.post(x)])])
+
+    return Rewrite("SimplifyRSqrt", _is_op("divide")(numerator, _is_op("sqrt")(x)), callback)
+
+
+# --- EliminateIdentity --------------------------------------------------------------------
+
+
+def _identity_value(op_name: str, const: Constant) -> bool:
+    data = const.data
+    if data.ndim != 0 or data.dtype.kind not in "biuf":
+        return False
+    value = float(data)
+    return value == (0.0 if op_name in ("add", "subtract") else 1.0)
+
+
+def _eliminate_identity() -> Rewrite:
+    x = Wildcard()
+    const = ConstantPattern()
+    zeros = _is_op("zeros")() | _is_op("zeros_like")(Wildcard()) | const
+    ones = _is_op("ones")() | _is_op("ones_like")(Wildcard()) | const
+    pattern = (_is_op("add")(x, zeros) | _is_op("multiply")(x, ones)
+               | _is_op("subtract")(x, zeros) | _is_op("divide")(x, ones))
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        value = m.post(x)
+        is_left = post.args[1] is value
+        x_type = pre.args[1 if is_left else 0].checked_type
+        if const in m and not _identity_value(pre.op.name, m.post(const)):
+            return post
+        if x_type == pre.checked_type:
+            return value
+        return post
+
+    return Rewrite("EliminateIdentity", pattern, callback)
+
+
+# --- reshape, transpose, layout_transform ------------------------------------------------
+
+
+def _simplify_reshape() -> Rewrite:
+    x = Wildcard()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        shape = _static_shape(pre.checked_type)
+        if shape is None:
+            return post
+        return make_call("reshape", [m.post(x)], newshape=shape, allowzero=False)
+
+    return Rewrite("SimplifyReshape", _is_op("reshape")(_is_op("reshape")(x)), callback)
+
+
+def _axis_order(call: Call, ndim: int) -> list[int]:
+    """The permutation a transpose or a (rank-keeping) layout_transform applies."""
+    attrs = call.attrs
+    if call.op.name == "transpose":
+        if attrs.axes is None:
+            return list(range(ndim - 1, -1, -1))
+        return [a + ndim if a < 0 else a for a in attrs.axes[:ndim]]
+    src = Layout(attrs.src_layout, "layout_transform")
+    dst = Layout(attrs.dst_layout, "layout_transform")
+    return [src.index(dst.axes[i][0]) for i in range(ndim)]
+
+
+def _is_layout_transform(call: Expr) -> bool:
+    return type(call) is Call and type(call.op) is Op and call.op.name == "layout_transform"
+
+
+def _changes_rank(call: Expr) -> bool:
+    # Relay compares the lengths of the layout strings.
+    return _is_layout_transform(call) and len(call.attrs.src_layout) != len(call.attrs.dst_layout)
+
+
+def _permute_layout(layout: str, order: list[int]) -> str | None:
+    if len(order) != len(layout):
+        return None
+    return "".join(layout[k] for k in order)
+
+
+def _layout_transform(data: Expr, src: str, dst: str) -> Call:
+    return make_call("layout_transform", [data], src_layout=src, dst_layout=dst)
+
+
+def _fold_rank_changing(data: Expr, call: Call) -> Call | None:
+    """One layout_transform for a transpose/layout_transform pair of which one changes rank."""
+    inner = call.args[0]
+    src = dst = other = None
+    if _changes_rank(call):
+        src, dst, other = call.attrs.src_layout, call.attrs.dst_layout, inner
+    if _changes_rank(inner):
+        if src is None:
+            src, dst, other = inner.attrs.src_layout, inner.attrs.dst_layout, call
+        else:
+            src = inner.attrs.src_layout
+    if src is None:
+        return None
+    n_src = len(Layout(src, "layout_transform").axes)
+    n_dst = len(Layout(dst, "layout_transform").axes)
+    if n_src < n_dst:
+        axes = _axis_order(other, n_src)
+        inverse = [0] * len(axes)
+        for i, a in enumerate(axes):
+            inverse[a] = i
+        layout = _permute_layout(src, inverse)
+        return None if layout is None else _layout_transform(data, layout, dst)
+    if n_src > n_dst:
+        layout = _permute_layout(dst, _axis_order(other, n_dst))
+        return None if layout is None else _layout_transform(data, src, layout)
+    if _is_layout_transform(other):
+        return _layout_transform(data, src, dst)
+    return None
+
+
+def _transposes() -> tuple[Rewrite, Rewrite]:
+    x = Wildcard()
+    outer = _is_op("transpose") | _is_op("layout_transform")
+    inner = _is_op("transpose") | _is_op("layout_transform")
+
+    def merge(pre: Call, post: Expr, m: Match) -> Expr:
+        data = m.post(x)
+        folded = _fold_rank_changing(data, post)
+        if folded is not None:
+            if folded.attrs.src_layout == folded.attrs.dst_layout:
+                return data
+            return folded
+        ndim = len(pre.checked_type.shape)
+        axes = list(range(ndim))
+        for order in (_axis_order(post.args[0], ndim), _axis_order(post, ndim)):
+            axes = [axes[order[i]] for i in range(ndim)]
+        return make_call("transpose", [data], axes=tuple(axes))
+
+    y = Wildcard()
+    single = _is_op("transpose") | _is_op("layout_transform")
+
+    def no_op(pre: Call, post: Expr, m: Match) -> Expr:
+        if post.op.name == "layout_transform" and post.attrs.src_layout != post.attrs.dst_layout:
+            return post
+        ndim = len(pre.checked_type.shape)
+        if _axis_order(post, ndim) == list(range(ndim)):
+            return m.post(y)
+        return post
+
+    return (Rewrite("SimplifyTranspose", CallPattern(outer, [CallPattern(inner, [x])]), merge),
+            Rewrite("SimplifyNoOpTranspose", CallPattern(single, [y]), no_op))
+
+
+# --- casts --------------------------------------------------------------------------------
+
+
+def _simplify_same_cast() -> Rewrite:
+    data = Wildcard()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        if pre.checked_type.dtype == pre.args[0].checked_type.dtype:
+            return m.post(data)
+        return post
+
+    return Rewrite("SimplifySameCast", _is_op("cast")(data), callback)
+
+
+def _is_widening(origin: str, cast: str) -> bool:
+    """Relay's ``IsWidenCast``: casting ``origin`` to ``cast`` loses nothing."""
+    (o_code, o_bits), (c_code, c_bits) = _dtype_class(origin), _dtype_class(cast)
+    if o_code == c_code and o_bits <= c_bits:
+        return True
+    if o_code == 4 or c_code == 4:
+        return False
+    return o_code < c_code and o_bits <= c_bits
+
+
+def _simplify_consecutive_cast() -> Rewrite:
+    data = Wildcard()
+    first = _is_op("cast")(data)
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        origin = m.pre(data).checked_type.dtype
+        if not _is_widening(origin, m.pre(first).checked_type.dtype):
+            return post
+        return make_call("cast", [m.post(data)], dtype=pre.checked_type.dtype)
+
+    return Rewrite("SimplifyConsecutiveCast", _is_op("cast")(first), callback)
+
+
+# --- FullElementwise ----------------------------------------------------------------------
+
+
+def _full_elementwise() -> Rewrite:
+    x, data, value = Wildcard(), Wildcard(), ConstantPattern()
+    full = _is_op("full")(value) | _is_op("full_like")(data, value)
+    ones = _is_op("ones")() | _is_op("ones_like")(data)
+    zeros = _is_op("zeros")() | _is_op("zeros_like")(data)
+    op = OpAttrPattern("TOpPattern", FusionPattern.BROADCAST)
+    filled = full | ones | zeros
+    pattern = CallPattern(op, [filled, x]) | CallPattern(op, [x, filled])
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        pre_type = pre.checked_type
+        rest = m.post(x)
+        is_left = post.args[1] is rest
+        if pre.args[1 if is_left else 0].checked_type != pre_type:
+            return post
+        if full in m:
+            scalar = m.post(value)
+        elif ones in m:
+            scalar = _scalar(pre_type.dtype, 1)
+        else:
+            scalar = _scalar(pre_type.dtype, 0)
+        args = [scalar, rest] if is_left else [rest, scalar]
+        return Call(pre.op, args, pre.attrs, pre.type_args, pre.span)
+
+    return Rewrite("FullElementwise", pattern, callback)
+
+
+# --- constants next to each other -------------------------------------------------------
+
+
+def _switch_add_multiply() -> Rewrite:
+    x, c1, c2 = Wildcard(), ConstantPattern(), ConstantPattern()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        value = m.post(x)
+        if type(value) is Constant:
+            return post
+        scale = m.post(c2)
+        shift = _fold(make_call("multiply", [m.post(c1), scale]))
+        return make_call("add", [make_call("multiply", [value, scale]), shift])
+
+    return Rewrite("SwitchAddMultiply", (x + c1) * c2, callback)
+
+
+def _adjacent_multiply_or_add() -> Rewrite:
+    x, c1, c2 = Wildcard(), ConstantPattern(), ConstantPattern()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        value = m.post(x)
+        if type(value) is Constant:
+            return post
+        folded = _fold(Call(pre.op, [m.post(c1), m.post(c2)]))
+        return Call(pre.op, [value, folded])
+
+    return Rewrite("SimplifyAdjacentMultiplyOrAdd", (x * c1 * c2) | (x + c1 + c2), callback)
+
+
+# --- clip ---------------------------------------------------------------------------------
+
+
+def _clip_and_consecutive_cast() -> Rewrite:
+    clip = _is_op("clip")(Wildcard())
+    casts = CallPattern(_is_op("cast"), None)
+    casts.args = [casts | clip]  # one or more casts, down to the clip
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        pre_clip = m.pre(clip)
+        low, high = float(pre_clip.attrs.a_min), float(pre_clip.attrs.a_max)
+        remaining = []
+        node = pre
+        while node is not pre_clip:
+            if not _fits(node.checked_type.dtype, low, high):
+                remaining.append(node)
+            node = node.args[0]
+        last = remaining[0] if remaining else pre_clip
+        out = m.post(clip)
+        for cast in reversed(remaining):
+            out = make_call("cast", [out], dtype=cast.attrs.dtype)
+        if last.checked_type.dtype != pre.checked_type.dtype:
+            out = make_call("cast", [out], dtype=pre.checked_type.dtype)
+        return out
+
+    return Rewrite("SimplifyClipAndConsecutiveCast", casts, callback)
+
+
+def _simplify_clip() -> Rewrite:
+    x = Wildcard()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        attrs = post.attrs
+        if _covers(pre.checked_type.dtype, float(attrs.a_min), float(attrs.a_max)):
+            return m.post(x)
+        return post
+
+    return Rewrite("SimplifyClip", _is_op("clip")(x), callback)
+
+
+# --- the pass -----------------------------------------------------------------------------
+
+
+def simplify_expr_rewrites() -> list[Rewrite]:
+    """The rewrites, in the order Relay applies them."""
+    transpose, no_op_transpose = _transposes()
+    return [
+        _concretize("zeros_like", lambda m, like, shape, dtype:
+                    make_call("zeros", [], shape=shape, dtype=dtype)),
+        _concretize("ones_like", lambda m, like, shape, dtype:
+                    make_call("ones", [], shape=shape, dtype=dtype)),
+        _concretize("full_like", lambda m, like, shape, dtype:
+                    make_call("full", [m.post(like)], shape=shape, dtype=dtype)),
+        _simplify_add(),
+        _simplify_rsqrt(),
+        _eliminate_identity(),
+        _simplify_reshape(),
+        transpose,
+        no_op_transpose,
+        _simplify_same_cast(),
+        _simplify_consecutive_cast(),
+        _full_elementwise(),
+        _switch_add_multiply(),
+        _adjacent_multiply_or_add(),
+        _clip_and_consecutive_cast(),
+        _simplify_clip(),
+    ]
+
+
+def simplify_expr(func: Function, mod: IRModule | None = None) -> Function:
+    """``func`` simplified; ``mod`` resolves its global calls when it is typed again."""
+    return rewrite_patterns(simplify_expr_rewrites(), func, module_type_inference(mod))
+
+
+def SimplifyExpr():  # noqa: N802
+    """The SimplifyExpr pass (function pass, opt_level 0, requires InferType)."""
+    from relaypass.transform import function_pass
+
+    def transform(func: Function, mod: IRModule, ctx: object) -> Function:
+        return simplify_expr(func, mod)
+
+    return function_pass(transform, opt_level=0, name="SimplifyExpr", required=["InferType"])

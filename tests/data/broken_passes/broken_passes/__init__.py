@@ -1,0 +1,1 @@
+"""broken-passes: the kinds of bug a pass author makes, one pass each (see relaypass-plugin.toml)."""

@@ -1,0 +1,528 @@
+"""SimplifyExpr: Relay's examples (for the operators that exist here), values, depth, random programs.
+
+Relay's tests compare bare expressions whose free variables InferType keeps;
+relaypass's InferType makes fresh variables, so bare expressions are
+compared with ``map_free_vars``.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from relaypass import relay
+from relaypass.interp import create_executor
+from relaypass.ir import IRModule
+from relaypass.ir.structural import assert_structural_equal
+from relaypass.relay.analysis import well_formed
+from relaypass.testing.strategies import modules, random_inputs
+from relaypass.transform import PassInfo
+from relaypass_std.dataflow_pattern import (
+    CallPattern,
+    OpPattern,
+    Rewrite,
+    RewriteLimitError,
+    Wildcard,
+    rewrite_patterns,
+)
+from relaypass_std.simplify_expr import SimplifyExpr, simplify_expr
+
+
+def run_opt_pass(expr, opt_pass):
+    entry = opt_pass(IRModule.from_expr(expr))["main"]
+    return entry if isinstance(expr, relay.Function) else entry.body
+
+
+def run_infer_type(expr):
+    return run_opt_pass(expr, relay.transform.InferType())
+
+
+def simplified(expr):
+    return run_opt_pass(expr, SimplifyExpr())
+
+
+def assert_simplifies_to(before, expected):
+    assert_structural_equal(simplified(before), run_infer_type(expected), map_free_vars=True)
+
+
+def test_registered_as_a_function_pass_at_opt_level_0_requiring_infer_type():
+    p = relay.transform.SimplifyExpr()
+    assert p.info == PassInfo(0, "SimplifyExpr", ["InferType"])
+    assert type(p).__name__ == "FunctionPass"
+
+
+# --- Relay's examples (tests/python/relay/test_pass_simplify_expr.py) ---------------------
+
+
+def test_simplify_reshape():
+    # Relay's third reshape is a reverse_reshape to (32, 0, -1), not an operator here.
+    def before(batch=1):
+        x = relay.var("x", shape=(batch, 16, 16, 16), dtype="float32")
+        w = relay.var("w", shape=(32, 16, 3, 3), dtype="float32")
+        y = relay.nn.conv2d(x, w, padding=(1, 1))
+        y = relay.reshape(y, newshape=(1, 16, -1))
+        y = relay.reshape(y, newshape=(4, 8, -1, 16))
+        y = relay.reshape(y, newshape=(32, 16, -1))
+        return relay.Function([x, w], y)
+
+    def expected():
+        x = relay.var("x", shape=(1, 16, 16, 16), dtype="float32")
+        w = relay.var("w", shape=(32, 16, 3, 3), dtype="float32")
+        y = relay.nn.conv2d(x, w, padding=(1, 1))
+        y = relay.reshape(y, newshape=(32, 16, 16))
+        return relay.Function([x, w], y)
+
+    assert_structural_equal(simplified(before()), run_infer_type(expected()))
+    symbolic = before(batch=relay.Any())
+    assert_structural_equal(simplified(symbolic), run_infer_type(before(batch=relay.Any())))
+
+
+def _transpose_cases():
+    def case1():
+        x = relay.var("x", shape=(1, 3, 224, 224), dtype="float32")  # NCHW
+        y = relay.transpose(x, axes=[0, 2, 3, 1])  # To NHWC
+        y = relay.layout_transform(y, "NHWC", "HWCN")  # To HWCN
+        y = relay.transpose(y, axes=[3, 0, 1, 2])  # To NHWC
+        x2 = relay.var("x", shape=(1, 3, 224, 224), dtype="float32")
+        return relay.Function([x], y), relay.Function([x2], relay.transpose(x2, axes=[0, 2, 3, 1]))
+
+    def case2():
+        x = relay.var("x", shape=(1, 3, 224, 224), dtype="float32")
+        y = relay.nn.relu(x)
+        y = relay.transpose(y, axes=[0, 2, 3, 1])  # To NHWC
+        y = relay.transpose(y, axes=[1, 2, 3, 0])  # To HWCN
+        y = relay.transpose(y, axes=[3, 2, 0, 1])  # To NCHW
+        x2 = relay.var("x", shape=(1, 3, 224, 224), dtype="float32")
+        return relay.Function([x], y), relay.Function([x2], relay.nn.relu(x2))
+
+    def case3():
+        x = relay.var("x", shape=(1, 3, 224, 224), dtype="float32")
+        y = relay.nn.relu(x)
+        y = relay.transpose(y)  # Reverse
+        y = relay.transpose(y)  # Reverse
+        y = relay.transpose(y, axes=[0, 2, -1, 1])
+        y = relay.transpose(y)  # Reverse
+        y = relay.transpose(y)  # Reverse
+        x2 = relay.var("x", shape=(1, 3, 224, 224), dtype="float32")
+        expected = relay.transpose(relay.nn.relu(x2), axes=[0, 2, 3, 1])
+        return relay.Function([x], y), relay.Function([x2], expected)
+
+    def case4():
+        # NHWC -> NCHW -> NCHW4c -> op -> NCHW4c -> NCHW -> NHWC
+        x = relay.var("x", shape=(1, 56, 56, 128), dtype="float32")
+        y = relay.transpose(x, axes=[0, 3, 1, 2])
+        y = relay.layout_transform(y, "NCHW", "NCHW4c")
+        y = relay.nn.relu(y)
+        y = relay.layout_transform(y, "NCHW4c", "NCHW")
+        y = relay.transpose(y, axes=[0, 2, 3, 1])
+        x2 = relay.var("x", shape=(1, 56, 56, 128), dtype="float32")
+        e = relay.layout_transform(x2, "NHWC", "NCHW4c")
+        e = relay.layout_transform(relay.nn.relu(e), "NCHW4c", "NHWC")
+        return relay.Function([x], y), relay.Function([x2], e)
+
+    def case5():
+        x = relay.var("x", shape=(1, 56, 56, 128), dtype="float32")
+        y = relay.layout_transform(x, "NHWC", "NCHW")
+        y = relay.layout_transform(y, "NCHW", "NCHW4c")
+        y = relay.nn.relu(y)
+        y = relay.layout_transform(y, "NCHW4c", "NCHW")
+        y = relay.layout_transform(y, "NCHW", "NHWC")
+        x2 = relay.var("x", shape=(1, 56, 56, 128), dtype="float32")
+        e = relay.layout_transform(x2, "NHWC", "NCHW4c")
+        e = relay.layout_transform(relay.nn.relu(e), "NCHW4c", "NHWC")
+        return relay.Function([x], y), relay.Function([x2], e)
+
+    def case6():
+        x = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        y = relay.layout_transform(x, "NCHW", "NHWC")
+        y = relay.layout_transform(y, "NHWC", "NCHW")
+        y = relay.nn.relu(y)
+        x2 = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        return relay.Function([x], y), relay.Function([x2], relay.nn.relu(x2))
+
+    def case7():
+        x = relay.var("x", shape=(1, 32, 56, 56, 4), dtype="float32")
+        y = relay.layout_transform(x, "NCHW4c", "NCHW8c")
+        y = relay.layout_transform(y, "NCHW8c", "NCHW4c")
+        y = relay.nn.relu(y)
+        x2 = relay.var("x", shape=(1, 32, 56, 56, 4), dtype="float32")
+        return relay.Function([x], y), relay.Function([x2], relay.nn.relu(x2))
+
+    def case8():
+        x = relay.var("x", shape=(1, 32, 56, 56, 4), dtype="float32")
+        y = relay.layout_transform(x, "NCHW4c", "NCHW")
+        y = relay.layout_transform(y, "NCHW", "NCHW8c")
+        y = relay.nn.relu(y)
+        x2 = relay.var("x", shape=(1, 32, 56, 56, 4), dtype="float32")
+        e = relay.nn.relu(relay.layout_transform(x2, "NCHW4c", "NCHW8c"))
+        return relay.Function([x], y), relay.Function([x2], e)
+
+    def case9():
+        x = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        y = relay.layout_transform(x, "NCHW", "NCHW4c")
+        y = relay.layout_transform(y, "NCHW4c", "NCHW")
+        y = relay.nn.relu(y)
+        x2 = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        return relay.Function([x], y), relay.Function([x2], relay.nn.relu(x2))
+
+    def case10():
+        x = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        y = relay.layout_transform(x, "NCHW", "NHWC")
+        y = relay.layout_transform(y, "NHWC", "CHWN")
+        y = relay.nn.relu(y)
+        x2 = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        e = relay.nn.relu(relay.transpose(x2, axes=[1, 2, 3, 0]))
+        return relay.Function([x], y), relay.Function([x2], e)
+
+    def case11():
+        x = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        y = relay.transpose(x, axes=[0, 1, 2, 3])
+        y = relay.nn.relu(y)
+        y = relay.layout_transform(y, "NCHW", "NCHW")
+        x2 = relay.var("x", shape=(1, 128, 56, 56), dtype="float32")
+        return relay.Function([x], y), relay.Function([x2], relay.nn.relu(x2))
+
+    return [case1, case2, case3, case4, case5, case6, case7, case8, case9, case10, case11]
+
+
+@pytest.mark.parametrize("case", _transpose_cases(), ids=lambda c: c.__name__)
+def test_simplify_transpose(case):
+    before, expected = case()
+    after = simplified(before)
+    assert_structural_equal(after, run_infer_type(expected))
+
+
+@pytest.mark.parametrize("shape", [[10], [10, 10], [10, 10, 10]])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+@pytest.mark.parametrize("value", [0, 1, 2])
+def test_simplify_full_elementwise(shape, dtype, value):
+    def after_left(x, elem_op, value):
+        if elem_op == relay.add and value == 0:
+            return x
+        if elem_op == relay.multiply and (value == 1 or (value > 1 and dtype == "bool")):
+            return x
+        return elem_op(relay.const(value, dtype), x)
+
+    def after_right(x, elem_op, value):
+        if elem_op in [relay.add, relay.subtract] and value == 0:
+            return x
+        if elem_op in [relay.multiply, relay.divide] and (
+            value == 1 or (value > 1 and dtype == "bool")
+        ):
+            return x
+        return elem_op(x, relay.const(value, dtype))
+
+    x = relay.var("x", shape=shape, dtype=dtype)
+    elem_ops = [relay.add, relay.multiply, relay.subtract, relay.divide]
+    full_ops = []
+    if value == 0:
+        full_ops += [relay.zeros(shape, dtype), relay.zeros_like(x)]
+    if value == 1:
+        full_ops += [relay.ones(shape, dtype), relay.ones_like(x)]
+    else:
+        full_ops += [relay.full(relay.const(value, dtype), shape),
+                     relay.full_like(x, relay.const(value, dtype))]
+    for op in elem_ops:
+        for full in full_ops:
+            assert_simplifies_to(op(full, x), after_left(x, op, value))
+            assert_simplifies_to(op(x, full), after_right(x, op, value))
+
+    # x is broadcast to full's shape: nothing to do
+    big = shape * 2
+    if value == 0:
+        wide = relay.zeros(big, dtype)
+    elif value == 1:
+        wide = relay.ones(big, dtype)
+    else:
+        wide = relay.full(relay.const(value, dtype), big)
+    for op in elem_ops:
+        assert_simplifies_to(op(wide, x), op(wide, x))
+        assert_simplifies_to(op(x, wide), op(x, wide))
+
+
+def test_eliminate_identity():
+    shape = [2, 3, 4]
+    dtype = "float32"
+    x = relay.var("x", shape=shape, dtype=dtype)
+
+    def check(expected, before=None):
+        assert_simplifies_to(expected if before is None else before, expected)
+
+    for op, op_like, id_op, const in [
+        (relay.zeros, relay.zeros_like, relay.add, relay.const(0, dtype)),
+        (relay.ones, relay.ones_like, relay.multiply, relay.const(1, dtype)),
+    ]:
+        check(x, id_op(op_like(x), x))
+        check(x, id_op(op(shape, dtype), x))
+        check(x, id_op(const, x))
+        check(x, id_op(op(shape[1:], dtype), x))
+        check(x, id_op(x, op_like(x)))
+        check(x, id_op(x, op(shape, dtype)))
+        check(x, id_op(x, const))
+        check(x, id_op(x, op(shape[1:], dtype)))
+        check(id_op(x, op([2] + shape, dtype)))
+        check(id_op(op([2] + shape, dtype), x))
+
+    for op, op_like, id_op, const in [
+        (relay.zeros, relay.zeros_like, relay.subtract, relay.const(0, dtype)),
+        (relay.ones, relay.ones_like, relay.divide, relay.const(1, dtype)),
+    ]:
+        check(x, id_op(x, op_like(x)))
+        check(x, id_op(x, const))
+        check(x, id_op(x, op(shape, dtype)))
+        check(x, id_op(x, op(shape[1:], dtype)))
+        check(id_op(x, op([2] + shape, dtype)))
+        check(id_op(const, x), id_op(op(shape, dtype), x))
+        check(id_op(const, x), id_op(op_like(x), x))
+
+
+def test_simplify_same_cast():
+    data = relay.var("data", shape=(3, 4, 5), dtype="int32")
+    assert_simplifies_to(relay.cast(data, "int32"), data)
+
+
+def test_simplify_consecutive_cast():
+    # Relay's cast_like steps are written as the casts they stand for.
+    x = relay.var("x", shape=(3, 4, 5), dtype="int8")
+    expr2 = relay.cast(relay.cast(x, "int16"), "int32")
+    assert_simplifies_to(expr2, relay.cast(x, "int32"))
+    expr3 = relay.cast(expr2, "int64")
+    assert_simplifies_to(expr3, relay.cast(x, "int64"))
+    assert_simplifies_to(relay.cast(expr3, "float32"), relay.cast(x, "float32"))
+
+    # cannot simplify the narrow cast
+    x = relay.var("x", shape=(3, 4, 5), dtype="float32")
+    expr1 = relay.cast(x, "int32")
+    assert_simplifies_to(relay.cast(expr1, "float32"), relay.cast(expr1, "float32"))
+
+    x = relay.var("x", shape=(3, 4), dtype="int64")
+    expr2 = relay.cast(relay.cast(x, "bool"), "int32")
+    assert_simplifies_to(expr2, expr2)
+
+
+def test_concretize_zeros_like():
+    shape_like = relay.var("shape_like", shape=(3, 4, 5), dtype="int32")
+    assert_simplifies_to(relay.zeros_like(shape_like), relay.zeros((3, 4, 5), "int32"))
+
+
+def test_concretize_ones_like():
+    shape_like = relay.var("shape_like", shape=(3, 4, 5), dtype="int32")
+    assert_simplifies_to(relay.ones_like(shape_like), relay.ones((3, 4, 5), "int32"))
+
+
+def test_concretize_full_like():
+    shape_like = relay.var("shape_like", shape=(3, 4, 5), dtype="int32")
+    fill_value = relay.var("fill", relay.TensorType((), "float32"))
+    assert_simplifies_to(relay.full_like(shape_like, fill_value),
+                         relay.full(fill_value, (3, 4, 5), "int32"))
+
+
+def test_simplify_mul_add():
+    n = 32
+    rng = np.random.default_rng(0)
+    c1_val, c2_val, c3_val = (rng.uniform(size=n).astype("float32") for _ in range(3))
+    x = relay.var("x", shape=(n,), dtype="float32")
+    c1, c2, c3 = relay.const(c1_val), relay.const(c2_val), relay.const(c3_val)
+
+    def check_simple_fold(origin_exprs, expect_expr):
+        for origin_expr in origin_exprs:
+            assert_structural_equal(simplified(origin_expr), expect_expr, map_free_vars=True)
+
+    # add-add -> add
+    check_simple_fold([x + c1 + c2, c1 + x + c2], x + relay.const(c1_val + c2_val))
+    # mul-mul -> mul
+    check_simple_fold([x * c1 * c2, c1 * x * c2], x * relay.const(c1_val * c2_val))
+    # add-mul -> mul-add
+    check_simple_fold([(x + c1) * c2, (c1 + x) * c2, c2 * (x + c1), c2 * (c1 + x)],
+                      x * c2 + relay.const(c1_val * c2_val))
+    # add-mul-add -> mul-add
+    check_simple_fold(
+        [(x + c1) * c2 + c3, (c1 + x) * c2 + c3, c2 * (x + c1) + c3, c2 * (c1 + x) + c3,
+         c3 + (x + c1) * c2, c3 + (c1 + x) * c2, c3 + c2 * (x + c1), c3 + c2 * (c1 + x)],
+        x * c2 + relay.const(c1_val * c2_val + c3_val),
+    )
+    # mul-add-mul -> mul-add
+    check_simple_fold(
+        [(x * c1 + c2) * c3, (c1 * x + c2) * c3, (c2 + x * c1) * c3, (c2 + c1 * x) * c3,
+         c3 * (x * c1 + c2), c3 * (c1 * x + c2), c3 * (c2 + x * c1), c3 * (c2 + c1 * x)],
+        x * relay.const(c1_val * c3_val) + relay.const(c2_val * c3_val),
+    )
+
+
+@pytest.mark.parametrize("c", [1.0, 2.0, 2.5])
+def test_simplify_rsqrt(c):
+    x = relay.var("x", shape=(32, 1, 1), dtype="float32")
+    expected = relay.rsqrt(x) if c == 1 else relay.const(c) * relay.rsqrt(x)
+    assert_simplifies_to(relay.const(c) / relay.sqrt(x), expected)
+
+
+def _clip_cast_cases():
+    def case(dtype, casts, kept):
+        def build(chain):
+            x = relay.var("x", shape=(4, 8), dtype=dtype)
+            y = relay.clip(x, a_min=0.0, a_max=255.0)
+            for to in chain:
+                y = relay.cast(y, to)
+            return relay.Function([x], y)
+
+        return build(casts), build(kept)
+
+    return [
+        case("int32", ["uint8", "int32"], []),
+        case("int32", ["uint8", "int16", "int32"], []),
+        case("float32", ["uint8", "int16", "int32"], ["int32"]),
+        case("float32", ["int8", "int16", "int32"], ["int8", "int32"]),
+    ]
+
+
+@pytest.mark.parametrize("before, expected", _clip_cast_cases())
+def test_simplify_clip_cast(before, expected):
+    assert_structural_equal(simplified(before), run_infer_type(expected))
+
+
+def test_simplify_cast_clip():
+    x = relay.var("x", shape=(4, 8), dtype="int32")
+    cast = relay.cast(x, "uint8")
+    before = relay.Function([x], relay.clip(cast, a_min=0.0, a_max=255.0))
+    assert_structural_equal(simplified(before), run_infer_type(relay.Function([x], cast)))
+
+    y = relay.var("y", shape=(4, 8), dtype="uint8")
+    before = relay.Function([y], relay.clip(y, a_min=0.0, a_max=255.0))
+    assert_structural_equal(simplified(before), run_infer_type(relay.Function([y], y)))
+
+
+def test_simplify_add():
+    x = relay.var("x", shape=(1, 3, 100, 100), dtype="float32")
+    assert_simplifies_to(relay.add(x, x), relay.multiply(x, relay.const(2.0)))
+
+
+# --- Relay's grouping rules ---------------------------------------------------------------
+
+
+def test_an_intermediate_used_elsewhere_blocks_the_rewrite():
+    x = relay.var("x", shape=(2, 6))
+    inner = relay.reshape(x, newshape=(3, 4))
+    f = relay.Function([x], relay.Tuple([relay.reshape(inner, newshape=(12,)), inner]))
+    assert_structural_equal(simplified(f), run_infer_type(f))
+
+
+def test_an_intermediate_whose_other_use_flows_back_into_the_root_is_rewritten():
+    x = relay.var("x", shape=(4,))
+    z = relay.zeros_like(x)
+    before = relay.Function([x], relay.add(relay.exp(z), z))
+    # zeros_like -> zeros; exp(zeros) + zeros: the add's other argument uses zeros, but only
+    # feeds the add, so x + 0 is still eliminated.
+    after = simplified(before)
+    x2 = relay.var("x", shape=(4,))
+    assert_structural_equal(after, run_infer_type(relay.Function([x2], relay.exp(
+        relay.zeros((4,), "float32")))))
+
+
+def test_rewrites_that_undo_each_other_stop_with_an_error():
+    a, b = Wildcard(), Wildcard()
+    swap = Rewrite("Swap", CallPattern(OpPattern("add"), [a, b]),
+                   lambda pre, post, m: relay.add(m.post(b), m.post(a)))
+    x = relay.var("x", shape=(2,))
+    y = relay.var("y", shape=(2,))
+    f = run_infer_type(relay.Function([x, y], relay.add(x, y)))
+    with pytest.raises(RewriteLimitError, match="undo each other"):
+        rewrite_patterns([swap], f, lambda func: run_infer_type(func))
+
+
+def test_a_long_doubling_needs_more_rounds_than_relay_allows_and_still_simplifies():
+    # x + x nine times: each round halves the chain of "* 2"; Relay gives up in its fifth.
+    x = relay.var("x", shape=())
+    e = x
+    for _ in range(9):
+        e = relay.add(e, e)
+    after = simplified(relay.Function([x], e))
+    x2 = relay.var("x", shape=())
+    expected = relay.Function([x2], relay.multiply(x2, relay.const(512.0)))
+    assert_structural_equal(after, run_infer_type(expected))
+
+
+# --- values, input, depth -----------------------------------------------------------------
+
+
+def test_values_are_kept_and_the_input_module_is_unchanged():
+    x = relay.var("x", shape=(2, 3, 4))
+    c1 = relay.const(np.full((4,), 1.5, "float32"))
+    c2 = relay.const(np.full((4,), 0.5, "float32"))
+    y = relay.transpose(relay.transpose((x + c1) * c2, axes=[0, 2, 1]), axes=[0, 2, 1])
+    y = relay.reshape(relay.reshape(y, newshape=(6, 4)), newshape=(24,))
+    y = relay.divide(y + relay.zeros_like(y), relay.sqrt(relay.ones_like(y) * relay.const(4.0)))
+    mod = IRModule.from_expr(relay.Function([x], y))
+    main = mod["main"]
+    text = mod.astext()
+    out = SimplifyExpr()(mod)
+    names = [e.op.name for e in _calls(out["main"])]
+    assert "transpose" not in names and names.count("reshape") == 1 and "rsqrt" in names
+    data = np.random.default_rng(0).standard_normal((2, 3, 4)).astype("float32")
+    np.testing.assert_allclose(create_executor(mod=out).evaluate()(data),
+                               create_executor(mod=mod).evaluate()(data), rtol=1e-6)
+    assert mod["main"] is main and mod.astext() == text
+
+
+def _calls(expr):
+    from relaypass.functor import post_order_visit
+
+    found = []
+    post_order_visit(expr, lambda e: found.append(e)
+                     if isinstance(e, relay.Call) and isinstance(e.op, relay.Op) else None)
+    return found
+
+
+def test_a_chain_of_100000_identities_disappears():
+    limit = sys.getrecursionlimit()
+    x = relay.var("x", shape=(2,))
+    zero, one = relay.const(0.0), relay.const(1.0)
+    e = x
+    for i in range(100_000):
+        e = relay.add(e, zero) if i % 2 else relay.multiply(one, e)
+    f = relay.Function([x], relay.nn.relu(e))
+    out = simplify_expr(f)
+    assert_structural_equal(out, run_infer_type(relay.Function([x], relay.nn.relu(x))))
+    assert sys.getrecursionlimit() == limit
+
+
+# --- random programs ----------------------------------------------------------------------
+
+
+def _assert_close(a, b):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_close(x, y)
+        return
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    # x / sqrt(y) becomes x * rsqrt(y) and (x + c1) * c2 becomes x * c2 + c1 * c2.
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
+_OPS = ["add", "subtract", "multiply", "divide", "sqrt", "nn.relu", "negative", "zeros_like",
+        "ones_like", "clip", "cast", "reshape", "transpose", "expand_dims", "sum", "concatenate",
+        "split"]
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(modules(size=(1, 20), ops=_OPS, features={"let", "if", "tuple", "fn", "global"}))
+def test_random_programs_keep_their_values(mod):
+    text = mod.astext()
+    functions = dict(mod.functions)
+    args = random_inputs(mod, seed=7)
+    out = SimplifyExpr()(mod)
+    for func in out.functions.values():
+        assert well_formed(func)
+    relay.transform.InferType()(out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = create_executor(mod=mod).evaluate()(*args)
+        actual = create_executor(mod=out).evaluate()(*args)
+    _assert_close(expected, actual)
+    assert mod.astext() == text
+    assert all(mod[name] is f for name, f in functions.items())

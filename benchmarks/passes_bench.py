@@ -11,15 +11,13 @@ Workloads (n operator calls each; "node" below means one of these calls):
 
 Each pass runs on the input it is meant for: FoldConstant and ToANormalForm on
 the dataflow program, ToGraphNormalForm and DeadCodeElimination on its
-A-normal form, SimplifyInference and EliminateCommonSubexpr on the typed
-dataflow program (prepared once, not timed; these two are timed without the
-InferType they require, which infer_type_bench measures).  A time is the best CPU time of the
+A-normal form (prepared once, not timed).  A time is the best CPU time of the
 process over a few runs, so that other work on a shared machine does not
 count.  Aim (issue 5): FoldConstant with nothing to fold and ToANormalForm at
 most 10 us per node.
 
 To add a pass, add a row to ``PASSES``: its name, the workload form it takes
-("dataflow", "anf" or "typed") and its aim in microseconds per node (None for none).
+("dataflow" or "anf") and its aim in microseconds per node (None for none).
 ``collect()`` returns the figures as rows (benchmarks/run_all.py uses it).
 
 Run: python benchmarks/passes_bench.py [--chain 100000] [--dag 10000] [--repeat 3] [--seed 0]
@@ -36,7 +34,7 @@ import numpy as np
 
 from relaypass import relay
 from relaypass.ir import Call, Function, IRModule, Op, Tuple
-from relaypass.transform import FunctionPass, Pass, PassContext
+from relaypass.transform import Pass
 
 # (pass name, input form, aim in us per node)
 PASSES: list[tuple[str, str, float | None]] = [
@@ -44,8 +42,6 @@ PASSES: list[tuple[str, str, float | None]] = [
     ("ToANormalForm", "dataflow", 10.0),
     ("ToGraphNormalForm", "anf", None),
     ("DeadCodeElimination", "anf", None),
-    ("SimplifyInference", "typed", None),
-    ("EliminateCommonSubexpr", "typed", None),
 ]
 
 _FACTORIES = {
@@ -53,8 +49,6 @@ _FACTORIES = {
     "ToANormalForm": "relaypass_std.to_a_normal_form",
     "ToGraphNormalForm": "relaypass_std.to_graph_normal_form",
     "DeadCodeElimination": "relaypass_std.dead_code_elimination",
-    "SimplifyInference": "relaypass_std.simplify_inference",
-    "EliminateCommonSubexpr": "relaypass_std.eliminate_common_subexpr",
 }
 
 WIDTH = 4
@@ -71,17 +65,6 @@ def build_pass(name: str) -> Pass:
     import importlib
 
     return getattr(importlib.import_module(_FACTORIES[name]), name)()
-
-
-def alone(p: Pass, mod: IRModule) -> IRModule:
-    """``p``'s own work on ``mod``, without running the passes it requires first."""
-    ctx = PassContext.current()
-    if not isinstance(p, FunctionPass):
-        return p.pass_func(mod.copy(), ctx)
-    out = mod.copy()
-    for gv, func in mod.items():
-        out.add(gv, p.pass_func(func, out, ctx), update=True)
-    return out
 
 
 def chain(n: int, seed: int) -> IRModule:
@@ -146,19 +129,17 @@ def collect(sizes: dict[str, list[int]], repeat: int = 3, seed: int = 0) -> list
     ``sizes`` maps a workload ("chain", "dag") to its sizes (operator calls).
     """
     to_anf = build_pass("ToANormalForm")
-    infer = build_pass("InferType")
     programs = []
     for wname, wsizes in sizes.items():
         for n in wsizes:
             mod = WORKLOADS[wname](n, seed)
-            programs.append((wname, n, {"dataflow": mod, "anf": to_anf(mod), "typed": infer(mod)}))
+            programs.append((wname, n, {"dataflow": mod, "anf": to_anf(mod)}))
     rows: list[dict[str, object]] = []
     for name, form, _aim in PASSES:
         p = build_pass(name)
-        run = alone if form == "typed" else (lambda p, mod: p(mod))
         for wname, n, forms in programs:
             mod = forms[form]
-            seconds = cpu_seconds(lambda p=p, mod=mod, run=run: run(p, mod), repeat)
+            seconds = cpu_seconds(lambda p=p, mod=mod: p(mod), repeat)
             rows.append({"pass": name, "form": form, "workload": wname, "size": n,
                          "us_per_node": seconds / n * 1e6})
     return rows

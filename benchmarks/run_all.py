@@ -6,9 +6,9 @@ ones the scripts print.  The table has one row per figure (area, figure,
 value, unit, notes):
 
 * standard passes: microseconds per node at 10,000 and 100,000 nodes, on a
-  long chain and a random DAG (infer_type_bench, passes_bench,
-  fuse_ops_bench; the notes give the ratio of the two sizes, near 1.0 when
-  the cost is linear);
+  long chain and a random DAG or on chains with nothing and everything to
+  rewrite (infer_type_bench, passes_bench, fuse_ops_bench, more_passes_bench;
+  the notes give the ratio of the two sizes, near 1.0 when the cost is linear);
 * IR operations (ir_bench) and the interpreter (interp_bench), per node;
 * the pass manager's overhead per pass (pass_manager_bench);
 * cold start: fresh-process times of listing the plugins and of resolving a
@@ -41,7 +41,8 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 
 #: The benchmarks, by the name ``--only`` takes (the script is NAME_bench.py).
-BENCHMARKS = ("ir", "infer_type", "passes", "fuse_ops", "interp", "pass_manager", "model")
+BENCHMARKS = ("ir", "infer_type", "passes", "more_passes", "fuse_ops", "interp", "pass_manager",
+              "model")
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,19 @@ def passes_rows(s: Settings) -> list[Row]:
     return rows
 
 
+def more_passes_rows(s: Settings) -> list[Row]:
+    bench = _bench("more_passes")
+    found = [*bench.collect(s.small, s.repeat), *bench.collect(s.large, s.repeat)]
+    rows: list[Row] = []
+    for name in bench.PASSES:
+        for workload, what in (("idle", "nothing to rewrite"), ("busy", "everything to rewrite")):
+            mine = {r["size"]: r["us_per_node"] for r in found
+                    if r["pass"] == name and r["workload"] == workload}
+            rows += _per_size_rows("standard passes", f"{name} on a chain with {what}", mine, s,
+                                   note="operator calls; without the InferType it requires")
+    return rows
+
+
 def fuse_ops_rows(s: Settings) -> list[Row]:
     found = _bench("fuse_ops").collect({"chain": [s.small, s.large], "dag": [s.small, s.large],
                                         "resnet50": 0})
@@ -178,7 +192,8 @@ def model_rows(s: Settings) -> list[Row]:
 
 
 SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
-    "infer_type": infer_type_rows, "passes": passes_rows, "fuse_ops": fuse_ops_rows,
+    "infer_type": infer_type_rows, "passes": passes_rows, "more_passes": more_passes_rows,
+    "fuse_ops": fuse_ops_rows,
     "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "interp": interp_rows,
 }
 
@@ -250,7 +265,7 @@ def render(rows: list[Row], s: Settings, names: list[str], only: bool, seconds: 
         "|---|---|---:|---|---|",
     ]
     lines += [f"| {' | '.join(cell.replace('|', '/') for cell in row)} |" for row in rows]
-    if {"infer_type", "passes", "fuse_ops"} <= set(names):
+    if {"infer_type", "passes", "more_passes", "fuse_ops"} <= set(names):
         missing = _missing_passes(rows)
         if missing:
             lines += ["", f"Standard passes without figures yet: {', '.join(missing)} "

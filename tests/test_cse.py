@@ -420,3 +420,20 @@ def test_a_chain_of_100000_distinct_calls_is_returned_as_is():
     c = relay.const(np.ones(2, "float32"))
     f = relay.Function([x], _chain(100_000, x, c))
     assert eliminate_common_subexpr(f) is f
+
+
+def test_relay_sugar_takes_fskip_positionally_as_relay_does():
+    from relaypass import relay as _relay
+
+    skipped = []
+
+    def fskip(expr):
+        skipped.append(expr)
+        return False
+
+    p = _relay.transform.EliminateCommonSubexpr(fskip)
+    x = _relay.var("x", shape=(2,))
+    p(_relay.IRModule.from_expr(_relay.add(_relay.nn.relu(x), _relay.nn.relu(x))))
+    assert skipped, "the positional fskip callback was not used"
+    with pytest.raises(TypeError, match="at most 1 positional"):
+        _relay.transform.EliminateCommonSubexpr(fskip, fskip)

@@ -40,7 +40,18 @@ __all__ = [
 def _pass_constructor(name: str) -> Callable[..., Pass]:
     spec = get_registry().pass_spec(name)
 
-    def construct(**options: Any) -> Pass:
+    def construct(*args: Any, **options: Any) -> Pass:
+        # Relay passes take their options positionally too: EliminateCommonSubexpr(fskip).
+        if args:
+            declared = [o.name for o in (spec.options or ())]
+            if len(args) > len(declared):
+                raise TypeError(
+                    f"{name}() takes at most {len(declared)} positional option(s), got {len(args)}"
+                )
+            for key, value in zip(declared, args):
+                if key in options:
+                    raise TypeError(f"{name}() got option {key!r} twice")
+                options[key] = value
         return get_pass(name, **options)
 
     construct.__name__ = construct.__qualname__ = name

@@ -1,7 +1,8 @@
 """Run every benchmark in benchmarks/ and write their figures as one markdown table.
 
 Each benchmark script keeps its own command line and printout; this script
-imports them and calls their ``collect()`` functions, so the figures are the
+calls their ``collect()`` functions, each benchmark in a fresh process (so
+that one benchmark's heap does not slow the next), and the figures are the
 ones the scripts print.  The table has one row per figure (area, figure,
 value, unit, notes):
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import multiprocessing
 import os
 import platform
 import subprocess
@@ -199,6 +201,11 @@ SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
 
 
 # --- the report -----------------------------------------------------------------------------
+def _in_fresh_process(name: str, settings: Settings) -> list[Row]:
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(SECTIONS[name], (settings,))
+
+
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -298,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"run_all: {name}_bench ...")
         t = time.perf_counter()
         try:
-            rows += SECTIONS[name](settings)
+            rows += _in_fresh_process(name, settings)
         except ImportError as exc:  # model_bench without the onnx extra
             _say(f"run_all: {name}_bench skipped: {exc}")
             continue

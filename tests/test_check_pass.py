@@ -7,6 +7,8 @@ test_translation_validation.py) as the kinds of bug a pass author makes.
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -267,6 +269,17 @@ def test_a_pass_checked_by_its_registered_name():
         assert info.value.property == "deterministic"
     finally:
         unregister_pass("CounterRenaming")
+
+
+def test_importing_the_kit_loads_hypothesis_only_when_needed():
+    code = (
+        "import sys\n"
+        "from relaypass.testing import random_inputs, PassCheckError\n"
+        "assert 'hypothesis' not in sys.modules\n"
+        "from relaypass.testing import check_pass\n"  # the function, not its submodule
+        "assert check_pass.__name__ == 'check_pass' and callable(check_pass)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_every_property_key_is_documented():

@@ -6,13 +6,14 @@ constructors of the top-level operators (``add``, ``reshape``, ``sum``, ...)
 are re-exported here and under ``relay``; ``nn`` holds the neural-network
 ones (``relay.nn``).  Each family lives in its own module: ``tensor``
 (elementwise and creation), ``transform`` (shape and data movement),
-``indexing``, ``reduce``, and the ``nn`` package.
+``indexing``, ``reduce``, ``annotation`` (markers for passes, such as
+``stop_fusion``), and the ``nn`` package.
 
 To add an operator of your own, call :func:`relaypass.ir.op.register_op`
 (see docs/operators.md).
 """
 
-from . import indexing, nn, reduce, tensor, transform
+from . import annotation, indexing, nn, reduce, tensor, transform
 from .indexing import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .tensor import *  # noqa: F403

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ir.attrs import Attrs
 from ..ir.expr import Call, Constant, Expr, Tuple
-from ..ir.op import REQUIRED, OpPattern, register_op
+from ..ir.op import REQUIRED, OpPattern, register_op, register_op_attr
 from ..ir.types import Any, Dim, TensorType, TupleType, Type
 from .builder import call, static_shape
 from .layout import Layout, check_convertible, transform_array
@@ -657,3 +657,9 @@ def arange(start, stop=None, step=None, dtype: str = "float32") -> Call:
     start, stop, step = (_scalar(v, dtype) for v in (start, stop, step))
     return call("arange", [start, stop, step], start=const_scalar(start),
                 stop=const_scalar(stop), step=const_scalar(step), dtype=dtype)
+
+
+# As in Relay, operators that only reinterpret the shape: a fused group made of
+# nothing else is marked ReshapeOnly by FuseOps.
+for _name in ("reshape", "squeeze", "expand_dims"):
+    register_op_attr(_name, "TReshapeOp", True)

@@ -366,3 +366,10 @@ def test_a_chain_of_100000_calls_becomes_100000_nested_lets():
     result = create_executor().evaluate(out)(np.ones(2, "float32"))
     np.testing.assert_allclose(result, [50_001.0, 50_001.0])
     assert sys.getrecursionlimit() == limit
+
+
+def test_ToANormalForm_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("ToANormalForm", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)

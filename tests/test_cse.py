@@ -437,3 +437,10 @@ def test_relay_sugar_takes_fskip_positionally_as_relay_does():
     assert skipped, "the positional fskip callback was not used"
     with pytest.raises(TypeError, match="at most 1 positional"):
         _relay.transform.EliminateCommonSubexpr(fskip, fskip)
+
+
+def test_EliminateCommonSubexpr_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("EliminateCommonSubexpr", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)

@@ -987,3 +987,10 @@ def test_a_long_let_chain_fuses_each_bound_value_on_its_own():
         count += 1
         node = node.body
     assert count == n
+
+
+def test_FuseOps_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("FuseOps", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)

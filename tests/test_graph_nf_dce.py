@@ -429,3 +429,17 @@ def test_chains_of_100000():
     # Only the constant, used 50,000 times, keeps its binding.
     assert count_lets(inlined) == 1 and inlined.body.var is cv
     assert sys.getrecursionlimit() == limit
+
+
+def test_ToGraphNormalForm_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("ToGraphNormalForm", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)
+
+
+def test_DeadCodeElimination_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("DeadCodeElimination", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)

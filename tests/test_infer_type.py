@@ -928,3 +928,10 @@ def test_operator_types_its_unannotated_vector_arguments_as_relay_does():
     mod = infer_type_module(relay.IRModule.from_expr(out))
     params = mod["main"].params
     assert [p.checked_type for p in params[1:]] == [relay.TensorType((4,), "float32")] * 4
+
+
+def test_InferType_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("InferType", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)

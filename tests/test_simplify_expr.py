@@ -526,3 +526,10 @@ def test_random_programs_keep_their_values(mod):
     _assert_close(expected, actual)
     assert mod.astext() == text
     assert all(mod[name] is f for name, f in functions.items())
+
+
+def test_SimplifyExpr_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("SimplifyExpr", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)

@@ -339,3 +339,10 @@ def test_a_chain_of_100000_calls_with_dropouts_in_between():
     assert len(names) == 100_000 and "nn.dropout" not in names
     np.testing.assert_array_equal(evaluate(out, np.array([1.0, 2.0], "float32")), [50_001, 50_002])
     assert sys.getrecursionlimit() == limit
+
+
+def test_SimplifyInference_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+    check_pass("SimplifyInference", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)

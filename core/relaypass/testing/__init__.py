@@ -14,7 +14,7 @@ from typing import Any
 from .inputs import random_inputs, random_value
 
 _STRATEGIES = "relaypass.testing.strategies"
-_CHECK_PASS = "relaypass.testing.check_pass"
+_CHECK_PASS = "relaypass.testing.pass_check"
 
 _LAZY = {
     "programs": _STRATEGIES,
@@ -36,9 +36,6 @@ def __getattr__(name: str) -> Any:
     if module_name is None:
         raise AttributeError(f"module 'relaypass.testing' has no attribute {name!r}")
     module = importlib.import_module(module_name)
-    # Importing the submodule check_pass binds the package attribute ``check_pass``
-    # to that module; every name it provides is bound here afterwards, so the
-    # function wins.
     for lazy, source in _LAZY.items():
         if source == module_name:
             globals()[lazy] = module if lazy == "strategies" else getattr(module, lazy)

@@ -13,7 +13,14 @@ To add an operator of your own, call :func:`relaypass.ir.op.register_op`
 (see docs/operators.md).
 """
 
-from . import annotation, indexing, nn, reduce, tensor, transform
+from . import (
+    annotation,  # noqa: F401  (registers annotation.stop_fusion)
+    indexing,
+    nn,
+    reduce,
+    tensor,
+    transform,
+)
 from .indexing import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .tensor import *  # noqa: F403

@@ -6,6 +6,7 @@ constructors (``relay.add``, ``relay.nn.conv2d``), ``relay.analysis`` and
 ``relay.transform`` (every registered pass by name) live here.
 """
 
+from .. import op
 from ..ir.expr import (
     Call,
     Constant,
@@ -42,7 +43,14 @@ from .expr_builders import const, var
 from .scope_builder import ScopeBuilder
 
 RelayExpr = Expr
-from .. import op  # noqa: E402,F811
+
+__all__ = [
+    "Any", "Call", "Constant", "Expr", "FuncType", "Function", "GlobalVar", "IRModule", "If",
+    "IncompleteType", "Let", "Op", "RefCreate", "RefRead", "RefType", "RefWrite", "RelayExpr",
+    "ScopeBuilder", "TensorType", "Tuple", "TupleGetItem", "TupleType", "Type", "TypeKind",
+    "TypeVar", "Var", "analysis", "const", "nn", "op", "scalar_type", "var",
+    *op.__all__,
+]
 
 
 _LAZY_SUBMODULES = {

@@ -3,7 +3,8 @@
 The interpreter checks every pass's output, so its overhead per node (on top
 of the numpy kernel itself) decides how cheap that check is.  Measured on
 small tensors, where the kernels cost little and the interpreter's own work
-shows; the cost of the kernels alone is printed for comparison.
+shows; the cost of the kernels alone is printed for comparison.  A time is
+the best CPU time of three runs (benchmarks/_workloads.py says how).
 
 Run: python benchmarks/interp_bench.py [number_of_nodes]
 """
@@ -11,9 +12,9 @@ Run: python benchmarks/interp_bench.py [number_of_nodes]
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
+from _workloads import best_cpu_seconds
 
 from relaypass import relay
 from relaypass.ir import Op
@@ -53,28 +54,18 @@ def let_chain(n: int) -> relay.Function:
     return relay.Function([x], sb.get())
 
 
-def kernels_only(n: int) -> float:
-    """Seconds for calling the same kernels directly, without the interpreter."""
+def kernels_only(n: int) -> np.ndarray:
+    """The same computation by calling the kernels directly, without the interpreter."""
     kernels = [(Op.get(name).get_attr("FKernel"), name) for name in OPS]
     c = np.full((4,), 0.5, "float32")
     v = np.ones(4, "float32")
-    start = time.perf_counter()
     for i in range(n):
         kernel, name = kernels[i % len(kernels)]
         v = kernel([v] if name in ("nn.relu", "negative") else [v, c], None)
-    return time.perf_counter() - start
+    return v
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def collect(n: int) -> list[dict[str, object]]:
+def collect(n: int, repeat: int = 3) -> list[dict[str, object]]:
     """One row per program form (and the kernels alone): ``program``, ``us_per_node``, ``seconds``."""
     data = np.ones(4, "float32")
     rows: list[dict[str, object]] = []
@@ -82,9 +73,9 @@ def collect(n: int) -> list[dict[str, object]]:
         func = build(n)
         ex = relay.create_executor("debug")
         run = ex.evaluate(func)
-        seconds = best_of(lambda run=run: run(data))
+        seconds, _ = best_cpu_seconds(lambda run=run: run(data), repeat)
         rows.append({"program": label, "us_per_node": seconds * 1e6 / n, "seconds": seconds})
-    seconds = kernels_only(n)
+    seconds, _ = best_cpu_seconds(lambda: kernels_only(n), repeat)
     rows.append({"program": "kernels alone", "us_per_node": seconds * 1e6 / n, "seconds": seconds})
     return rows
 

@@ -11,23 +11,23 @@ Aims (issue 2): visiting and rewriting at most 3 us per node, printing and
 parsing at most 15 us per node, and the ratio at most 1.3.
 
 Each figure is the best of ``--repeat`` runs in CPU time of this process
-(``time.process_time``), so that other processes on a shared machine do not
-inflate it; the garbage collector is off while timing, as ``timeit`` does,
-unless ``--gc`` is given.
+(benchmarks/_workloads.py says how); the cycle collector is off while
+timing, as ``timeit`` does, unless ``--gc`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
-import time
 from collections.abc import Callable
+
+from _workloads import best_cpu_seconds, format_table, us
 
 from relaypass import relay
 from relaypass.functor import ExprMutator, ExprVisitor, MixedModeMutator
 from relaypass.ir import Call, Function, IRModule, Op
 from relaypass.ir.parser import parse
+from relaypass.ir.structural import structural_hash
 
 AIMS = {"visit": 3.0, "rewrite": 3.0, "print": 15.0, "parse": 15.0}
 
@@ -76,68 +76,47 @@ class _AddToSubtractRewriter(MixedModeMutator):
         return post
 
 
-class _Timer:
-    def __init__(self, repeat: int, keep_gc: bool) -> None:
-        self.repeat = repeat
-        self.keep_gc = keep_gc
-
-    def __call__(self, fn: Callable[[], object]) -> tuple[float, object]:
-        """The best CPU time of ``repeat`` runs of ``fn``, and its last result."""
-        best = float("inf")
-        result = None
-        for _ in range(self.repeat):
-            result = None
-            gc.collect()
-            if not self.keep_gc:
-                gc.disable()
-            try:
-                start = time.process_time()
-                result = fn()
-                best = min(best, time.process_time() - start)
-            finally:
-                gc.enable()
-        return best, result
+#: ``timed(fn)``: the best CPU time of a few runs of ``fn``, and its last result.
+Timed = Callable[[Callable[[], object]], tuple[float, object]]
 
 
-def measure(n: int, _timed: _Timer) -> dict[str, float | None]:
-    """Seconds per node of each operation on a chain of ``n`` calls (None: not available)."""
-    out: dict[str, float | None] = {}
-    seconds, mod = _timed(lambda: build_chain(n))
+def measure(n: int, timed: Timed) -> dict[str, float]:
+    """Seconds per node of each operation on a chain of ``n`` calls."""
+    out: dict[str, float] = {}
+    seconds, mod = timed(lambda: build_chain(n))
     out["build"] = seconds / n
-    seconds, text = _timed(mod.astext)
+    seconds, text = timed(mod.astext)
     out["print"] = seconds / n
-    seconds, parsed = _timed(lambda: parse(text))
+    seconds, parsed = timed(lambda: parse(text))
     out["parse"] = seconds / n
     if parsed.astext() != text:
         raise SystemExit("benchmark sanity check failed: print(parse(print(m))) != print(m)")
     main = mod["main"]
-    try:
-        from relaypass.ir.structural import structural_hash
+    seconds, _ = timed(lambda: structural_hash(main))
+    out["hash"] = seconds / n
 
-        seconds, _ = _timed(lambda: structural_hash(main))
-        out["hash"] = seconds / n
-    except NotImplementedError:
-        out["hash"] = None
     def visit() -> _CountingVisitor:
         visitor = _CountingVisitor()
         visitor.visit(main)
         return visitor
 
-    seconds, visitor = _timed(visit)
+    seconds, visitor = timed(visit)
     if visitor.calls != n:
         raise SystemExit(f"visitor saw {visitor.calls} calls, expected {n}")
     out["visit"] = seconds / n
-    seconds, _ = _timed(lambda: _AddToSubtract().visit(main))
+    seconds, _ = timed(lambda: _AddToSubtract().visit(main))
     out["mutate"] = seconds / n
-    seconds, _ = _timed(lambda: _AddToSubtractRewriter().visit(main))
+    seconds, _ = timed(lambda: _AddToSubtractRewriter().visit(main))
     out["rewrite"] = seconds / n
     return out
 
 
-def collect(sizes: list[int], repeat: int = 3, keep_gc: bool = False) -> dict[int, dict[str, float | None]]:
+def collect(sizes: list[int], repeat: int = 3, keep_gc: bool = False) -> dict[int, dict[str, float]]:
     """Seconds per node of each operation (build, print, ...) at each chain length."""
-    timer = _Timer(repeat, keep_gc)
-    return {n: measure(n, timer) for n in sorted(sizes)}
+    def timed(fn: Callable[[], object]) -> tuple[float, object]:
+        return best_cpu_seconds(fn, repeat, gc_on=keep_gc)
+
+    return {n: measure(n, timed) for n in sorted(sizes)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,29 +131,18 @@ def main(argv: list[str] | None = None) -> int:
         f"best of {args.repeat}, gc {'on' if args.gc else 'off'} while timing"
     )
     results = collect(sizes, args.repeat, args.gc)
-    metrics = list(results[sizes[0]])
-    header = f"{'us/node':<10}" + "".join(f"{n:>12,}" for n in sizes)
-    header += f"{'ratio':>10}{'aim':>8}"
-    print(header)
-    print("-" * len(header))
+    table = []
     missed = []
-    for metric in metrics:
-        row = f"{metric:<10}"
-        values = [results[n][metric] for n in sizes]
-        for v in values:
-            row += f"{'n/a':>12}" if v is None else f"{v * 1e6:>12.2f}"
-        if None in values:
-            row += f"{'n/a':>10}"
-        else:
-            ratio = values[-1] / values[0]
-            row += f"{ratio:>10.2f}"
-            if len(sizes) > 1 and ratio > 1.3:
-                missed.append(f"{metric} ratio {ratio:.2f} > 1.3")
+    for metric in results[sizes[0]]:
+        values = [results[n][metric] * 1e6 for n in sizes]
+        ratio = values[-1] / values[0]
+        if len(sizes) > 1 and ratio > 1.3:
+            missed.append(f"{metric} ratio {ratio:.2f} > 1.3")
         aim = AIMS.get(metric)
-        row += f"{aim:>8.1f}" if aim else f"{'':>8}"
-        if aim and None not in values and max(values) * 1e6 > aim:
-            missed.append(f"{metric} {max(values) * 1e6:.2f} us/node > {aim}")
-        print(row)
+        if aim and max(values) > aim:
+            missed.append(f"{metric} {max(values):.2f} us/node > {aim}")
+        table.append([metric, *(us(v) for v in values), f"{ratio:.2f}", f"{aim:g}" if aim else ""])
+    print(format_table(["us/node", *(f"{n:,}" for n in sizes), "ratio", "aim"], table))
     print("all aims met" if not missed else "aims missed: " + "; ".join(missed))
     return 0
 

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _workloads import format_table
 
 from relaypass import relay
 from relaypass.functor import post_order_visit
@@ -145,11 +146,8 @@ def main(argv: list[str] | None = None) -> int:
                "O3 ms", "us/node"]
     if args.interpret:
         columns.append("interp ms")
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(columns)]
     print(f"O3 pipeline ({O3_FILE.name}), best of {args.repeat}; times in ms")
-    print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(columns, widths))))
-    for r in rows:
-        print("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths))))
+    print(format_table(columns, rows))
     print("For scale: TVM 0.27 takes about 3 s for FoldConstant, LegalizeOps and FuseOps on "
           "ResNet-50.")
     return 0

@@ -1,170 +1,261 @@
-"""Microseconds per node for the standard passes on a long chain and on a random DAG.
+"""Microseconds per node for every standard pass, on a long chain, a random DAG and ResNet-50.
 
-Workloads (n operator calls each; "node" below means one of these calls):
+One table, one row per standard pass: the input form it runs on, microseconds
+per operator call on a chain at each ``--chain`` size and the ratio of the
+last to the first (near 1.0 means linear cost), on a random DAG, and
+milliseconds on a ResNet-50-shaped graph (the programs are described in
+benchmarks/_workloads.py).  Each pass runs on the input it is meant for,
+prepared once and not timed:
 
-* ``chain``: n elementwise/broadcast calls, each consuming the previous one,
-  every other one also a shared constant (so FoldConstant sees constants,
-  yet nothing can be folded);
-* ``dag``: a random DAG of n calls (seeded), binary and unary operators over
-  earlier nodes near and far, with constants mixed in; every node is live
-  (the result is the tuple of all sinks).
+* ``dataflow``: the program as built (InferType, FoldConstant, ToANormalForm);
+* ``anf``: its A-normal form (ToGraphNormalForm, DeadCodeElimination);
+* ``typed``: the program typed by InferType, for the passes that require it
+  (FuseOps at fuse level 2, SimplifyInference, EliminateCommonSubexpr,
+  SimplifyExpr); their function alone is timed, without the InferType the pass
+  manager would run first.
 
-Each pass runs on the input it is meant for: FoldConstant and ToANormalForm on
-the dataflow program, ToGraphNormalForm and DeadCodeElimination on its
-A-normal form (prepared once, not timed).  A time is the best CPU time of the
-process over a few runs, so that other work on a shared machine does not
-count.  Aim (issue 5): FoldConstant with nothing to fold and ToANormalForm at
-most 10 us per node.
+On the chain and the DAG most passes find little or nothing to rewrite, which
+is the cost of looking.  A second table times the passes that rewrite on
+chains made for them, where everything is rewritten: SimplifyInference a chain
+of ``batch_norm(...)[0]`` and ``dropout(...)[0]``, EliminateCommonSubexpr two
+identical half chains joined at the end, SimplifyExpr a chain of ``1 * x`` and
+``x + 0``.
 
-To add a pass, add a row to ``PASSES``: its name, the workload form it takes
-("dataflow" or "anf") and its aim in microseconds per node (None for none).
-``collect()`` returns the figures as rows (benchmarks/run_all.py uses it).
+Aims (issues 4, 5 and 6), in microseconds per node: InferType 15,
+FoldConstant (with nothing to fold) and ToANormalForm 10, FuseOps 20.  For
+scale: TVM 0.27's C++ FuseOps takes about 21 ms on ResNet-50.
 
-Run: python benchmarks/passes_bench.py [--chain 100000] [--dag 10000] [--repeat 3] [--seed 0]
+To add a pass, add a row to ``PASSES``: its name, its input form and its aim
+(None for none).  ``collect()`` returns the figures as rows (benchmarks/run_all.py
+uses it).
+
+Run: python benchmarks/passes_bench.py [--chain 10000 100000] [--dag 10000] [--repeat 3]
+     [--seed 0] [--passes NAME ...] [--no-rewrite] [--no-gc]
 """
 
 from __future__ import annotations
 
 import argparse
-import random
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
+from _workloads import (
+    WIDTH,
+    WORKLOADS,
+    best_cpu_seconds,
+    count_calls,
+    count_primitive,
+    format_table,
+    in_form,
+    us,
+)
 
 from relaypass import relay
-from relaypass.ir import Call, Function, IRModule, Op, Tuple
-from relaypass.transform import Pass
+from relaypass.ir import Function, IRModule
+from relaypass.transform import Pass, PassContext, get_pass
 
 # (pass name, input form, aim in us per node)
-PASSES: list[tuple[str, str, float | None]] = [
+PASSES: tuple[tuple[str, str, float | None], ...] = (
+    ("InferType", "dataflow", 15.0),
     ("FoldConstant", "dataflow", 10.0),
     ("ToANormalForm", "dataflow", 10.0),
     ("ToGraphNormalForm", "anf", None),
     ("DeadCodeElimination", "anf", None),
-]
+    ("FuseOps", "typed", 20.0),
+    ("SimplifyInference", "typed", None),
+    ("EliminateCommonSubexpr", "typed", None),
+    ("SimplifyExpr", "typed", None),
+)
 
-_FACTORIES = {
-    "FoldConstant": "relaypass_std.fold_constant",
-    "ToANormalForm": "relaypass_std.to_a_normal_form",
-    "ToGraphNormalForm": "relaypass_std.to_graph_normal_form",
-    "DeadCodeElimination": "relaypass_std.dead_code_elimination",
-}
-
-WIDTH = 4
-BINARY = ("add", "subtract", "multiply", "maximum")
-UNARY = ("nn.relu", "negative", "tanh")
+TVM_FUSE_OPS_RESNET50_MS = 21.0
 
 
-def build_pass(name: str) -> Pass:
-    """The pass from the registry, or from its module while it is not registered yet."""
-    from relaypass.transform import get_pass, list_passes
+# --- chains on which a pass rewrites everything -------------------------------------------
+def rewrite_simplify_inference(n: int) -> IRModule:
+    """n calls: a ``batch_norm`` or ``dropout`` and its projection, n/2 times."""
+    x = relay.var("x", shape=(1, WIDTH, 2))
+    params = [relay.var(name, shape=(WIDTH,)) for name in ("gamma", "beta", "mean", "var")]
+    e = x
+    for i in range(n // 2):
+        e = relay.nn.batch_norm(e, *params)[0] if i % 2 else relay.nn.dropout(e)
+    return IRModule.from_expr(Function([x, *params], e))
 
-    if name in {spec.name for spec in list_passes()}:
-        return get_pass(name)
-    import importlib
 
-    return getattr(importlib.import_module(_FACTORIES[name]), name)()
-
-
-def chain(n: int, seed: int) -> IRModule:
+def rewrite_eliminate_common_subexpr(n: int) -> IRModule:
+    """Two identical chains of n/2 calls joined at the end: one of them is merged away."""
     x = relay.var("x", shape=(1, WIDTH))
     c = relay.const(np.ones((1, WIDTH), "float32"))
-    add, relu, mul = Op.get("add"), Op.get("nn.relu"), Op.get("multiply")
+
+    def half() -> relay.Expr:
+        e = x
+        for i in range(n // 2):
+            e = relay.add(e, c) if i % 2 else relay.nn.relu(e)
+        return e
+
+    return IRModule.from_expr(Function([x], relay.subtract(half(), half())))
+
+
+def rewrite_simplify_expr(n: int) -> IRModule:
+    """n calls of ``1 * x`` and ``x + 0`` with scalar constants: all of them are eliminated."""
+    x = relay.var("x", shape=(1, WIDTH))
+    zero, one = relay.const(0.0), relay.const(1.0)
     e = x
     for i in range(n):
-        e = Call(add, [e, c]) if i % 3 == 0 else Call(relu, [e]) if i % 3 == 1 else Call(mul, [e, x])
-    return IRModule({"main": Function([x], e)})
+        e = relay.add(e, zero) if i % 2 else relay.multiply(one, e)
+    return IRModule.from_expr(Function([x], relay.nn.relu(e)))
 
 
-def dag(n: int, seed: int) -> IRModule:
-    rng = random.Random(seed)
-    binary = [Op.get(name) for name in BINARY]
-    unary = [Op.get(name) for name in UNARY]
-    params = [relay.var(f"p{i}", shape=(1, WIDTH)) for i in range(4)]
-    consts = [relay.const(np.full((1, WIDTH), k, "float32")) for k in (0.5, 1.0, 2.0)]
-    nodes: list = list(params)
-    used: set = set()
-
-    def pick():
-        # Mostly recent nodes (a local, deep DAG), sometimes any earlier one.
-        if rng.random() < 0.1:
-            return nodes[rng.randrange(len(nodes))]
-        return nodes[len(nodes) - 1 - min(int(rng.expovariate(1 / 8)), len(nodes) - 1)]
-
-    for _ in range(n):
-        r = rng.random()
-        a = pick()
-        if r < 0.5:
-            b = pick()
-            node = Call(rng.choice(binary), [a, b])
-            used.update((a, b))
-        elif r < 0.7:
-            node = Call(rng.choice(binary), [a, rng.choice(consts)])
-            used.add(a)
-        else:
-            node = Call(rng.choice(unary), [a])
-            used.add(a)
-        nodes.append(node)
-    sinks = [node for node in nodes[len(params):] if node not in used]
-    return IRModule({"main": Function(params, Tuple(sinks))})
+REWRITES: dict[str, Callable[[int], IRModule]] = {
+    "SimplifyInference": rewrite_simplify_inference,
+    "EliminateCommonSubexpr": rewrite_eliminate_common_subexpr,
+    "SimplifyExpr": rewrite_simplify_expr,
+}
 
 
-def cpu_seconds(run: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        result = run()
-        best = min(best, time.process_time() - start)
-        del result
-    return best
+# --- measuring ------------------------------------------------------------------------------
+def runner(p: Pass, mod: IRModule) -> Callable[[], Any]:
+    """A call that runs ``p`` on ``mod`` and nothing else.
 
-
-WORKLOADS: dict[str, Callable[[int, int], IRModule]] = {"chain": chain, "dag": dag}
-
-
-def collect(sizes: dict[str, list[int]], repeat: int = 3, seed: int = 0) -> list[dict[str, object]]:
-    """One row per pass, workload and size: ``pass``, ``form``, ``workload``, ``size``, ``us_per_node``.
-
-    ``sizes`` maps a workload ("chain", "dag") to its sizes (operator calls).
+    Called as ``p(mod)``, a pass that requires InferType would type the module
+    again first; its function is called on the typed ``main`` instead.
     """
-    to_anf = build_pass("ToANormalForm")
-    programs = []
-    for wname, wsizes in sizes.items():
-        for n in wsizes:
-            mod = WORKLOADS[wname](n, seed)
-            programs.append((wname, n, {"dataflow": mod, "anf": to_anf(mod)}))
+    if p.info.required:
+        main, ctx = mod["main"], PassContext.current()
+        return lambda: p.pass_func(main, mod, ctx)
+    return lambda: p(mod)
+
+
+def _measure(p: Pass, name: str, form: str, workload: str, size: int, mod: IRModule,
+             calls: int, repeat: int, gc_on: bool) -> dict[str, object]:
+    seconds, out = best_cpu_seconds(runner(p, mod), repeat, gc_on)
+    row: dict[str, object] = {"pass": name, "form": form, "workload": workload, "size": size,
+                              "nodes": calls, "seconds": seconds,
+                              "us_per_node": seconds * 1e6 / calls}
+    if name == "FuseOps" and workload == "resnet50":
+        row["fused"] = count_primitive(out)
+    return row
+
+
+def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_000,),
+            resnet: bool = True, rewrite: Sequence[int] = (), repeat: int = 3, seed: int = 0,
+            passes: Iterable[str] | None = None, gc_on: bool = True) -> list[dict[str, object]]:
+    """One row per pass, workload and size.
+
+    Each row has ``pass``, ``form``, ``workload`` ("chain", "dag", "resnet50" or
+    "rewrite"), ``size`` (the calls asked for; 0 for ResNet-50), ``nodes`` (the
+    operator calls of the program), ``seconds`` and ``us_per_node``; FuseOps on
+    ResNet-50 also ``fused``, the number of primitive functions it made.
+    Programs are built one at a time, so that one program's heap does not slow
+    the collector during another's figures.
+    """
+    wanted = set(passes) if passes is not None else None
+    chosen = [(name, form) for name, form, _aim in PASSES if wanted is None or name in wanted]
+    built = {name: get_pass(name) for name, _form in chosen}
+    programs = [("chain", n) for n in chain] + [("dag", n) for n in dag]
+    programs += [("resnet50", 0)] if resnet else []
     rows: list[dict[str, object]] = []
-    for name, form, _aim in PASSES:
-        p = build_pass(name)
-        for wname, n, forms in programs:
-            mod = forms[form]
-            seconds = cpu_seconds(lambda p=p, mod=mod: p(mod), repeat)
-            rows.append({"pass": name, "form": form, "workload": wname, "size": n,
-                         "us_per_node": seconds / n * 1e6})
+    for workload, size in programs:
+        dataflow = WORKLOADS[workload](size, seed)
+        calls = count_calls(dataflow)
+        forms = {form: in_form(dataflow, form) for form in {f for _name, f in chosen}}
+        for name, form in chosen:
+            rows.append(_measure(built[name], name, form, workload, size, forms[form], calls,
+                                 repeat, gc_on))
+        del dataflow, forms
+    for name, _form in chosen:
+        if name not in REWRITES:
+            continue
+        for size in rewrite:
+            mod = in_form(REWRITES[name](size), "typed")
+            rows.append(_measure(built[name], name, "typed", "rewrite", size, mod, size,
+                                 repeat, gc_on))
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chain", type=int, default=100_000, help="calls in the chain")
-    parser.add_argument("--dag", type=int, default=10_000, help="calls in the random DAG")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is kept)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+# --- printing -------------------------------------------------------------------------------
+def _figure(rows: list[dict[str, object]], name: str, workload: str, size: int) -> float | None:
+    for r in rows:
+        if r["pass"] == name and r["workload"] == workload and r["size"] == size:
+            return r["us_per_node"]  # type: ignore[return-value]
+    return None
 
-    workloads = {"chain": args.chain, "dag": args.dag}
-    rows = collect({name: [n] for name, n in workloads.items()}, args.repeat, args.seed)
-    header = f"{'pass [input form]':<30}" + "".join(
-        f"{name + ' (' + str(n) + ')':>18}" for name, n in workloads.items()
-    )
-    print("us per node (best CPU time of", args.repeat, "runs)")
-    print(header + f"{'aim':>8}")
-    for name, form, aim in PASSES:
-        cells = [f"{r['us_per_node']:>18.2f}" for r in rows if r["pass"] == name]
-        aim_text = f"{aim:>8.1f}" if aim is not None else f"{'-':>8}"
-        print(f"{name + ' [' + form + ']':<30}" + "".join(cells) + aim_text)
+
+def report(rows: list[dict[str, object]], chain: Sequence[int], dag: Sequence[int],
+           rewrite: Sequence[int]) -> str:
+    """The tables ``main`` prints."""
+    names = list(dict.fromkeys(str(r["pass"]) for r in rows))
+    aims = {name: aim for name, _form, aim in PASSES}
+    forms = {name: form for name, form, _aim in PASSES}
+    resnet = {r["pass"]: r for r in rows if r["workload"] == "resnet50"}
+    columns = ["pass", "input", *(f"chain {n:,}" for n in chain)]
+    columns += ["ratio"] if len(chain) > 1 else []
+    columns += [f"DAG {n:,}" for n in dag]
+    columns += ["ResNet-50 ms"] if resnet else []
+    columns += ["aim", ""]
+    table = []
+    missed = []
+    for name in names:
+        on_chain = [_figure(rows, name, "chain", n) for n in chain]
+        on_dag = [_figure(rows, name, "dag", n) for n in dag]
+        cells = [name, forms[name], *(us(v) for v in on_chain)]
+        if len(chain) > 1:
+            cells.append(f"{on_chain[-1] / on_chain[0]:.2f}" if on_chain[0] else "-")
+        cells += [us(v) for v in on_dag]
+        if resnet:
+            cells.append(f"{resnet[name]['seconds'] * 1e3:.1f}" if name in resnet else "-")
+        aim = aims[name]
+        worst = max((v for v in [*on_chain, *on_dag] if v is not None), default=None)
+        over = aim is not None and worst is not None and worst > aim
+        if over:
+            missed.append(f"{name} {worst:.2f} > {aim:g}")
+        cells += ["-" if aim is None else f"{aim:g}", "over the aim" if over else ""]
+        table.append(cells)
+    lines = [format_table(columns, table)]
+    if resnet:
+        sample = next(iter(resnet.values()))
+        text = f"ResNet-50: {sample['nodes']} operator calls"
+        if "FuseOps" in resnet:
+            fuse = resnet["FuseOps"]
+            text += (f"; FuseOps makes {fuse['fused']} primitive functions in "
+                     f"{fuse['seconds'] * 1e3:.1f} ms, {fuse['us_per_node']:.2f} us per call "
+                     f"(TVM 0.27's C++ FuseOps: about {TVM_FUSE_OPS_RESNET50_MS:g} ms)")
+        lines.append(text)
+    lines.append("all aims met" if not missed else "aims missed: " + "; ".join(missed))
+    rewriting = [name for name in names if name in REWRITES]
+    if rewrite and rewriting:
+        lines += ["", "us per node on a chain made for the pass, where it rewrites everything"]
+        lines.append(format_table(
+            ["pass", *(f"chain {n:,}" for n in rewrite)],
+            [[name, *(us(_figure(rows, name, "rewrite", n)) for n in rewrite)]
+             for name in rewriting]))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chain", type=int, nargs="+", default=[10_000, 100_000], metavar="N",
+                        help="calls in the chain, one figure per size (default: 10000 100000)")
+    parser.add_argument("--dag", type=int, nargs="+", default=[10_000], metavar="N",
+                        help="calls in the random DAG, one figure per size (default: 10000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the best is kept (fewer once they took 10 s)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random DAG")
+    parser.add_argument("--passes", nargs="+", metavar="NAME", choices=[p[0] for p in PASSES],
+                        help="only these passes (default: all)")
+    parser.add_argument("--no-resnet", action="store_true", help="leave out ResNet-50")
+    parser.add_argument("--no-rewrite", action="store_true",
+                        help="leave out the chains made for a pass to rewrite")
+    parser.add_argument("--no-gc", action="store_true",
+                        help="switch the cycle collector off while timing (as timeit does)")
+    args = parser.parse_args(argv)
+    rewrite = [] if args.no_rewrite else args.chain
+    rows = collect(args.chain, args.dag, not args.no_resnet, rewrite, args.repeat, args.seed,
+                   args.passes, gc_on=not args.no_gc)
+    print(f"us per node (operator call), best CPU time of {args.repeat} runs, "
+          f"gc {'off' if args.no_gc else 'on'} while timing; ratio = last chain / first chain")
+    print(report(rows, args.chain, args.dag, rewrite))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

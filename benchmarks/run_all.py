@@ -6,10 +6,12 @@ that one benchmark's heap does not slow the next), and the figures are the
 ones the scripts print.  The table has one row per figure (area, figure,
 value, unit, notes):
 
-* standard passes: microseconds per node at 10,000 and 100,000 nodes, on a
-  long chain and a random DAG or on chains with nothing and everything to
-  rewrite (infer_type_bench, passes_bench, fuse_ops_bench, more_passes_bench;
-  the notes give the ratio of the two sizes, near 1.0 when the cost is linear);
+* standard passes (passes_bench): microseconds per node of every standard pass
+  at 10,000 and 100,000 nodes on a long chain (the notes give the ratio of the
+  two sizes, near 1.0 when the cost is linear, and the aim), on a 10,000-node
+  random DAG and, for the passes that rewrite, on chains made for them; the
+  milliseconds of each on a ResNet-50-shaped graph; and InferType on the
+  programs only infer_type_bench has (let chains, deferred closures);
 * IR operations (ir_bench) and the interpreter (interp_bench), per node;
 * the pass manager's overhead per pass (pass_manager_bench);
 * cold start: fresh-process times of listing the plugins and of resolving a
@@ -43,8 +45,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 
 #: The benchmarks, by the name ``--only`` takes (the script is NAME_bench.py).
-BENCHMARKS = ("ir", "infer_type", "passes", "more_passes", "fuse_ops", "interp", "pass_manager",
-              "model")
+BENCHMARKS = ("ir", "infer_type", "passes", "interp", "pass_manager", "model")
 
 
 @dataclass(frozen=True)
@@ -81,68 +82,63 @@ def _us(value: float) -> str:
 
 # --- each benchmark's rows ------------------------------------------------------------------
 def _per_size_rows(area: str, label: str, by_size: dict[int, float], s: Settings,
-                   unit: str = "µs/node", note: str = "") -> list[Row]:
+                   unit: str = "µs/node", note: str = "", aim: float | None = None) -> list[Row]:
     rows: list[Row] = []
     for size in (s.small, s.large):
         if size not in by_size:
             continue
-        notes = note
+        value = by_size[size]
+        notes = [note]
+        if aim is not None:
+            notes.append(f"aim <= {aim:g}" + (" (over)" if value > aim else ""))
         if size == s.large and s.small in by_size and by_size[s.small]:
-            ratio = f"{by_size[size] / by_size[s.small]:.2f}x the time per node at {_n(s.small)}"
-            notes = f"{notes}; {ratio}" if notes else ratio
-        rows.append((area, f"{label}, {_n(size)} nodes", _us(by_size[size]), unit, notes))
+            notes.append(f"{value / by_size[s.small]:.2f}x the time per node at {_n(s.small)}")
+        rows.append((area, f"{label}, {_n(size)} nodes", _us(value), unit,
+                     "; ".join(n for n in notes if n)))
     return rows
 
 
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
 def infer_type_rows(s: Settings) -> list[Row]:
-    found = _bench("infer_type").collect([s.small, s.large], repeat=s.repeat if s is QUICK else None)
+    # The chain and the DAG are in passes_bench's figures; these are InferType's own programs.
+    bench = _bench("infer_type")
+    found = bench.collect([s.small, s.large], programs=["lets", "deferred"], repeat=s.repeat)
     rows: list[Row] = []
     for program in dict.fromkeys(r["program"] for r in found):
         mine = {r["size"]: r["us_per_node"] for r in found if r["program"] == program}
         rows += _per_size_rows("standard passes", f"InferType on {program}", mine, s,
-                               note="expression nodes")
+                               note="operator calls", aim=bench.AIM_US)
     return rows
 
 
 def passes_rows(s: Settings) -> list[Row]:
     bench = _bench("passes")
-    found = bench.collect({"chain": [s.small, s.large], "dag": [s.small, s.large]}, s.repeat)
+    found = bench.collect(chain=[s.small, s.large], dag=[s.small], resnet=True,
+                          rewrite=[s.small, s.large], repeat=s.repeat)
     rows: list[Row] = []
-    for name, form, _aim in bench.PASSES:
-        for workload in ("chain", "dag"):
-            mine = {r["size"]: r["us_per_node"] for r in found
-                    if r["pass"] == name and r["workload"] == workload}
-            rows += _per_size_rows("standard passes", f"{name} on {workload} ({form} form)",
-                                   mine, s, note="operator calls")
-    return rows
-
-
-def more_passes_rows(s: Settings) -> list[Row]:
-    bench = _bench("more_passes")
-    found = [*bench.collect(s.small, s.repeat), *bench.collect(s.large, s.repeat)]
-    rows: list[Row] = []
-    for name in bench.PASSES:
-        for workload, what in (("idle", "nothing to rewrite"), ("busy", "everything to rewrite")):
-            mine = {r["size"]: r["us_per_node"] for r in found
-                    if r["pass"] == name and r["workload"] == workload}
-            rows += _per_size_rows("standard passes", f"{name} on a chain with {what}", mine, s,
-                                   note="operator calls; without the InferType it requires")
-    return rows
-
-
-def fuse_ops_rows(s: Settings) -> list[Row]:
-    found = _bench("fuse_ops").collect({"chain": [s.small, s.large], "dag": [s.small, s.large],
-                                        "resnet50": 0})
-    rows: list[Row] = []
-    for program in ("chain", "dag"):
-        mine = {r["size"]: r["us_per_node"] for r in found if r["program"] == program}
-        rows += _per_size_rows("standard passes", f"FuseOps on {program}", mine, s,
-                               note="expression nodes; fuse level 2")
-    for r in found:
-        if r["program"] == "resnet50":
-            rows.append(("standard passes", f"FuseOps on ResNet-50 ({r['nodes']} nodes)",
-                         f"{r['ms']:.1f}", "ms", f"{_us(r['us_per_node'])} µs/node; "
-                         f"{r['groups']} fused functions"))
+    for name, form, aim in bench.PASSES:
+        mine = [r for r in found if r["pass"] == name]
+        alone = "without the InferType it requires" if form == "typed" else ""
+        note = _join("operator calls", alone)
+        for workload, what, aimed in (("chain", "chain", aim), ("dag", "random DAG", aim),
+                                      ("rewrite", "chain with everything to rewrite", None)):
+            by_size = {r["size"]: r["us_per_node"] for r in mine if r["workload"] == workload}
+            rows += _per_size_rows("standard passes", f"{name} on {what} ({form} input)", by_size,
+                                   s, note=note, aim=aimed)
+        for r in mine:
+            if r["workload"] != "resnet50":
+                continue
+            fused = ""
+            if "fused" in r:
+                fused = (f"{r['fused']} fused functions; TVM 0.27's C++ FuseOps: about "
+                         f"{bench.TVM_FUSE_OPS_RESNET50_MS:g} ms")
+            rows.append(("standard passes",
+                         f"{name} on ResNet-50 ({form} input, {r['nodes']} operator calls)",
+                         f"{r['seconds'] * 1e3:.1f}", "ms",
+                         _join(f"{_us(r['us_per_node'])} µs/node", alone, fused)))
     return rows
 
 
@@ -150,13 +146,13 @@ def ir_rows(s: Settings) -> list[Row]:
     found = _bench("ir").collect([s.small, s.large], repeat=s.repeat)
     rows: list[Row] = []
     for op in found[s.small]:
-        mine = {n: found[n][op] * 1e6 for n in found if found[n][op] is not None}
+        mine = {n: found[n][op] * 1e6 for n in found}
         rows += _per_size_rows("IR", f"{op} a chain", mine, s, note="operator calls")
     return rows
 
 
 def interp_rows(s: Settings) -> list[Row]:
-    found = _bench("interp").collect(s.large)
+    found = _bench("interp").collect(s.large, s.repeat)
     return [("interpreter", f"{r['program']}, {_n(s.large)} elementwise calls",
              _us(r["us_per_node"]), "µs/node", f"{r['seconds']:.3f} s in all") for r in found]
 
@@ -194,8 +190,7 @@ def model_rows(s: Settings) -> list[Row]:
 
 
 SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
-    "infer_type": infer_type_rows, "passes": passes_rows, "more_passes": more_passes_rows,
-    "fuse_ops": fuse_ops_rows,
+    "passes": passes_rows, "infer_type": infer_type_rows,
     "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "interp": interp_rows,
 }
 
@@ -272,7 +267,7 @@ def render(rows: list[Row], s: Settings, names: list[str], only: bool, seconds: 
         "|---|---|---:|---|---|",
     ]
     lines += [f"| {' | '.join(cell.replace('|', '/') for cell in row)} |" for row in rows]
-    if {"infer_type", "passes", "more_passes", "fuse_ops"} <= set(names):
+    if "passes" in names:
         missing = _missing_passes(rows)
         if missing:
             lines += ["", f"Standard passes without figures yet: {', '.join(missing)} "

@@ -8,7 +8,9 @@ import re
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PAGES = ["README.md", "docs/coming-from-relay.md", "docs/quickstart.md"]
+PAGES = [
+    "README.md", "docs/coming-from-relay.md", "docs/quickstart.md", "docs/functors.md",
+]
 
 
 def _python_blocks(page: str) -> list[str]:

@@ -7,7 +7,8 @@ Deep programs are the norm (a 100,000-operator chain, or its A-normal form with
   stack before their ``visit_*`` method runs, as Relay's ``MixedModeVisitor``
   does; by the time ``visit_call`` asks for ``self.visit(arg)``, the argument
   has already been visited and the answer comes from the memo table.
-* The default ``visit_let`` walks a chain of nested lets in a loop.
+* The default ``visit_let`` walks a chain of nested lets in a loop; a mutator
+  that keeps, changes or drops bindings overrides ``visit_let_binding``.
 * Functions, ifs and references are visited recursively, which is bounded by
   how deeply the program nests them, not by its length.
 
@@ -283,22 +284,43 @@ class ExprMutator(_DataflowExpansion):
         return Function(params, body, func.ret_type, func.type_params, func.attrs, func.span)
 
     def visit_let(self, let: Let) -> Expr:
+        """Rewrites a chain of nested lets in a loop, one binding at a time.
+
+        Each binding goes through :meth:`visit_let_binding`, outermost first,
+        then the body of the innermost let is visited and the chain rebuilt
+        from the inside out: a let whose variable, value and body did not
+        change is kept as is, and every inner let is memoized like any node.
+        """
         memo = self.memo_map
-        chain: list[tuple[Let, Expr, Expr]] = []
+        visit_binding = self.visit_let_binding
+        chain: list[tuple[Let, tuple[Var, Expr] | None]] = []
         node: Expr = let
         while type(node) is Let and (node is let or node not in memo):
-            chain.append((node, self.visit(node.var), self.visit(node.value)))
+            chain.append((node, visit_binding(node)))
             node = node.body
         body = self.visit(node)
-        for old, var, value in reversed(chain):
-            if var is old.var and value is old.value and body is old.body:
-                new: Expr = old
+        for old, binding in reversed(chain):
+            if binding is None:
+                new: Expr = body
             else:
-                new = Let(var, value, body, old.span)
+                var, value = binding
+                if var is old.var and value is old.value and body is old.body:
+                    new = old
+                else:
+                    new = Let(var, value, body, old.span)
             if old is not let:
                 memo[old] = new
             body = new
         return body
+
+    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
+        """The rewritten binding of one let of a chain: ``(var, value)``, or None to drop it.
+
+        A pass that drops a binding decides what the uses of its variable
+        become, usually by memoizing the replacement: ``self.memo_map[let.var] = ...``
+        (the body is visited after every binding of the chain).
+        """
+        return self.visit(let.var), self.visit(let.value)
 
     def visit_if(self, if_expr: If) -> Expr:
         cond = self.visit(if_expr.cond)

@@ -42,10 +42,10 @@ from .ir.expr import (
     Tuple,
     TupleGetItem,
     Var,
-    children,
 )
 from .ir.module import IRModule
 from .ir.op import Op
+from .ir.summary import short_text
 from .ir.types import Any as AnyDim
 from .ir.types import TensorType, TupleType
 from .relay.analysis import free_vars
@@ -585,99 +585,8 @@ def _value_summary(value: Any) -> str:
 
 
 # --- naming expressions in messages --------------------------------------------------
-_TEXT_LIMIT = 200
-_PRINT_NODE_LIMIT = 40
-
-
 def _located(expr: Expr) -> str:
     """The expression's text, shortened, with its source location when it has one."""
-    text = _describe(expr)
+    text = short_text(expr)
     span = getattr(expr, "span", None)
     return f"{text} at {span}" if span is not None else text
-
-
-def _describe(expr: Expr) -> str:
-    text = None
-    # The printer shows everything an expression depends on; that is helpful for
-    # a small expression and unreadable (and slow) for one deep in a model.
-    if _node_count_at_most(expr, _PRINT_NODE_LIMIT):
-        try:
-            text = expr.astext(show_meta_data=False)
-        except Exception:
-            text = None
-    if text is None:
-        text = _brief(expr, 2)
-    # One line, without the printer's header and free-variable declarations.
-    lines = [ln.strip() for ln in text.splitlines()]
-    text = " ".join(ln for ln in lines if ln and not ln.startswith(("#[", "free_var ")))
-    if len(text) > _TEXT_LIMIT:
-        text = text[: _TEXT_LIMIT - 3] + "..."
-    return text
-
-
-def _node_count_at_most(expr: Expr, limit: int) -> bool:
-    seen: set[int] = set()
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if len(seen) > limit:
-            return False
-        stack.extend(children(node))
-    return True
-
-
-def _brief(expr: Any, depth: int) -> str:
-    """A one-line, Relay-text-like rendering that stops ``depth`` levels down."""
-    t = type(expr)
-    if t is Var:
-        return "%" + expr.name_hint
-    if t is GlobalVar:
-        return "@" + expr.name_hint
-    if isinstance(expr, Op):
-        return expr.name
-    if t is Constant:
-        data = expr.data
-        if data.size == 1:
-            return repr(data.reshape(()).item())
-        return f"meta[Constant]<{tuple(data.shape)}, {data.dtype}>"
-    if depth <= 0:
-        return "..." if t is not Call else f"{_brief(expr.op, 0)}(...)"
-    d = depth - 1
-    if t is Call:
-        parts = [_brief(a, d) for a in expr.args]
-        attrs = expr.attrs
-        if attrs:
-            parts.extend(f"{k}={_attr_text(v)}" for k, v in attrs.items())
-        return f"{_brief(expr.op, d)}({', '.join(parts)})"
-    if t is Tuple:
-        return "(" + ", ".join(_brief(f, d) for f in expr.fields) + ")"
-    if t is TupleGetItem:
-        return f"{_brief(expr.tuple_value, d)}.{expr.index}"
-    if t is Function:
-        params = ", ".join("%" + p.name_hint for p in expr.params)
-        return f"fn ({params}) {{ {_brief(expr.body, d)} }}"
-    if t is Let:
-        return f"let %{expr.var.name_hint} = {_brief(expr.value, d)}; {_brief(expr.body, d)}"
-    if t is If:
-        return (
-            f"if ({_brief(expr.cond, d)}) {{ {_brief(expr.true_branch, d)} }} "
-            f"else {{ {_brief(expr.false_branch, d)} }}"
-        )
-    if t is RefCreate:
-        return f"ref({_brief(expr.value, d)})"
-    if t is RefRead:
-        return f"ref_read({_brief(expr.ref, d)})"
-    if t is RefWrite:
-        return f"ref_write({_brief(expr.ref, d)}, {_brief(expr.value, d)})"
-    return type(expr).__name__
-
-
-def _attr_text(value: Any) -> str:
-    if isinstance(value, tuple):
-        return "[" + ", ".join(_attr_text(v) for v in value) + "]"
-    if isinstance(value, str):
-        return f'"{value}"'
-    return str(value)

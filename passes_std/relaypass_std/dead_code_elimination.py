@@ -150,34 +150,14 @@ class _Eliminator(ExprMutator):
         super().__init__()
         self.actions = actions
 
-    def visit_let(self, let: Let) -> Expr:
-        memo = self.memo_map
-        actions = self.actions
-        chain: list[tuple[Let, int, Expr | None]] = []
-        node: Expr = let
-        while type(node) is Let and (node is let or node not in memo):
-            action = actions.get(node.var, _KEEP)
-            value = None
-            if action == _INLINE:
-                # The single use will read the rewritten value from the memo table.
-                memo[node.var] = self.visit(node.value)
-            elif action == _KEEP:
-                value = self.visit(node.value)
-            chain.append((node, action, value))
-            node = node.body
-        body = self.visit(node)
-        for old, action, value in reversed(chain):
-            if action == _KEEP:
-                if value is old.value and body is old.body:
-                    new: Expr = old
-                else:
-                    new = Let(old.var, value, body, old.span)
-            else:
-                new = body
-            if old is not let:
-                memo[old] = new
-            body = new
-        return body
+    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
+        action = self.actions.get(let.var, _KEEP)
+        if action == _KEEP:
+            return let.var, self.visit(let.value)
+        if action == _INLINE:
+            # The single use will read the rewritten value from the memo table.
+            self.memo_map[let.var] = self.visit(let.value)
+        return None
 
 
 def dead_code_elimination(

@@ -209,30 +209,13 @@ class _Folder(MixedModeMutator):
         return post
 
     # --- scopes ---------------------------------------------------------------------------
-    def visit_let(self, let: Let) -> Expr:
-        memo = self.memo_map
-        chain: list[tuple[Let, Expr | None]] = []
-        node: Expr = let
-        while type(node) is Let and (node is let or node not in memo):
-            value = self.visit(node.value)
-            if type(value) is Constant:
-                memo[node.var] = value
-                chain.append((node, None))
-            else:
-                chain.append((node, value))
-            node = node.body
-        body = self.visit(node)
-        for old, value in reversed(chain):
-            if value is None:
-                new: Expr = body
-            elif value is old.value and body is old.body:
-                new = old
-            else:
-                new = Let(old.var, value, body, old.span)
-            if old is not let:
-                memo[old] = new
-            body = new
-        return body
+    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
+        value = self.visit(let.value)
+        if type(value) is Constant:
+            # Dropped: every use of the variable reads the constant from the memo table.
+            self.memo_map[let.var] = value
+            return None
+        return let.var, value
 
     def visit_if(self, if_expr: If) -> Expr:
         cond = self.visit(if_expr.cond)

@@ -68,6 +68,7 @@ from relaypass.ir.expr import (
 )
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
+from relaypass.ir.summary import type_text
 from relaypass.ir.types import (
     FuncType,
     IncompleteType,
@@ -78,7 +79,7 @@ from relaypass.ir.types import (
     TypeVar,
 )
 
-from .diagnostics import expr_text, locate, type_text
+from .diagnostics import expr_text, locate
 from .type_solver import (
     TypeMismatchError,
     TypeSolver,

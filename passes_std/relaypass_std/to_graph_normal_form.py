@@ -43,37 +43,18 @@ class _GraphNormalForm(ExprMutator):
             self.recursive.add(var)
         return var
 
-    def visit_let(self, let: Let) -> Expr:
-        memo = self.memo_map
-        pure = self.pure
-        chain: list[tuple[Let, Expr | None]] = []
-        node: Expr = let
-        while type(node) is Let and (node is let or node not in memo):
-            var = node.var
-            self.binding.add(var)
-            value = self.visit(node.value)
-            self.binding.discard(var)
-            if pure.get(var, False):
-                if var in self.recursive:
-                    value = Let(var, value, var)
-                # Every later use of the variable reads the value from the memo table.
-                memo[var] = value
-                chain.append((node, None))
-            else:
-                chain.append((node, value))
-            node = node.body
-        body = self.visit(node)
-        for old, value in reversed(chain):
-            if value is None:
-                new: Expr = body
-            elif value is old.value and body is old.body:
-                new = old
-            else:
-                new = Let(old.var, value, body, old.span)
-            if old is not let:
-                memo[old] = new
-            body = new
-        return body
+    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
+        var = let.var
+        self.binding.add(var)
+        value = self.visit(let.value)
+        self.binding.discard(var)
+        if not self.pure.get(var, False):
+            return var, value
+        if var in self.recursive:
+            value = Let(var, value, var)
+        # Every later use of the variable reads the value from the memo table.
+        self.memo_map[var] = value
+        return None
 
 
 def to_graph_normal_form(expr: Expr, mod: IRModule | None = None) -> Expr:

@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 from relaypass.errors import RelayPassError, TypeInferenceError
+from relaypass.ir.summary import type_text
 from relaypass.ir.types import (
     Any,
     FuncType,
@@ -40,8 +41,6 @@ from relaypass.ir.types import (
     Type,
     TypeVar,
 )
-
-from .diagnostics import type_text
 
 
 class TypeMismatchError(TypeInferenceError):

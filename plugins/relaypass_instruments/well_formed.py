@@ -31,6 +31,7 @@ from relaypass.errors import RelayPassError
 from relaypass.functor import post_order_visit
 from relaypass.instrument import PassInstrument
 from relaypass.ir.expr import Expr, Function, GlobalVar, Let, Var, children
+from relaypass.ir.summary import clip, short_text, type_text
 from relaypass.ir.types import FuncType, IncompleteType, RefType, TupleType, Type
 from relaypass.relay.analysis import ill_formed_reason
 
@@ -317,30 +318,22 @@ def _context_text(func: Function, node: Expr, user: Expr | None = None) -> str:
         if user is None:
             user = _parent_of(func, node)
         if user is None:
-            return _short(_text(node))
+            return short_text(node, max_chars=_SHORT)
         node = user
     if isinstance(node, Let):
-        return _short(f"let %{node.var.name_hint} = {_text(node.value)}; ...")
+        value = short_text(node.value, max_chars=_SHORT)
+        return clip(f"let %{node.var.name_hint} = {value}; ...", _SHORT)
     if isinstance(node, Function):
-        return _short(_signature(node))
-    return _short(_text(node))
-
-
-def _text(expr: Expr) -> str:
-    """The expression's text without the lines the printer adds around a whole program."""
-    lines = expr.astext(show_meta_data=False).splitlines()
-    return "\n".join(
-        line for line in lines
-        if not line.startswith(("#[version", "free_var ", "// meta data omitted"))
-    )
+        return clip(_signature(node), _SHORT)
+    return short_text(node, max_chars=_SHORT)
 
 
 def _signature(func: Function) -> str:
     params = ", ".join(
-        f"%{p.name_hint}" + (f": {p.type_annotation.astext()}" if p.type_annotation is not None else "")
+        f"%{p.name_hint}" + (f": {type_text(p.type_annotation)}" if p.type_annotation is not None else "")
         for p in func.params
     )
-    ret = f" -> {func.ret_type.astext()}" if func.ret_type is not None else ""
+    ret = f" -> {type_text(func.ret_type)}" if func.ret_type is not None else ""
     return f"fn ({params}){ret} {{ ... }}"
 
 
@@ -359,7 +352,3 @@ def _parent_of(root: Expr, target: Expr) -> Expr | None:
                 stack.append(k)
     return None
 
-
-def _short(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _SHORT else flat[: _SHORT - 3] + "..."

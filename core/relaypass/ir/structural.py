@@ -40,7 +40,6 @@ from .attrs import Attrs
 from .expr import (
     Call,
     Constant,
-    Expr,
     Function,
     GlobalVar,
     If,
@@ -51,13 +50,11 @@ from .expr import (
     Tuple,
     TupleGetItem,
     Var,
-    children,
 )
 from .module import IRModule
-from .node import Node
 from .op import Op
+from .summary import clip, short_text, type_text
 from .types import (
-    Any,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -493,97 +490,29 @@ _SHORT_CHARS = 240
 
 
 def _short(node: object) -> str:
-    """A one-line, truncated text form of ``node`` for failure messages."""
-    text: str | None = None
+    """A one-line, truncated text form of ``node`` for failure messages.
+
+    A variable shows its annotation and a constant its values: those are
+    what differ when the path ends there.
+    """
     if isinstance(node, Var):
-        text = f"%{node.name_hint}" + (f": {_type_text(node.type_annotation)}" if node.type_annotation else "")
+        text = f"%{node.name_hint}"
+        if node.type_annotation is not None:
+            text += f": {type_text(node.type_annotation)}"
     elif isinstance(node, Constant):
         data = node.data
         text = f"Constant({data.dtype}{list(data.shape)}: {_array_text(data)})"
-    elif hasattr(node, "astext") and not isinstance(node, IRModule) and _is_small(node):
-        try:
-            text = node.astext()  # type: ignore[union-attr]
-        except Exception:  # the printer may not be there yet, or may not know this node
-            text = None
-    if text is None:
-        text = _fallback_text(node)
-    lines = [line.strip() for line in text.strip().splitlines()]
-    text = " ".join(line for line in lines if not line.startswith("#[version"))
-    return text if len(text) <= _SHORT_CHARS else text[: _SHORT_CHARS - 3] + "..."
-
-
-def _is_small(node: object, limit: int = 200) -> bool:
-    """Whether printing ``node`` is cheap: a message shows a few lines, not a whole program."""
-    if not isinstance(node, Expr):
-        return True
-    seen: set[int] = set()
-    stack = [node]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if len(seen) > limit:
-            return False
-        stack.extend(children(e))
-    return True
+    elif isinstance(node, IRModule):
+        text = "IRModule(" + ", ".join("@" + gv.name_hint for gv in node.get_global_vars()) + ")"
+    else:
+        return short_text(node, max_chars=_SHORT_CHARS)
+    return clip(text, _SHORT_CHARS)
 
 
 def _array_text(data: _AnyT) -> str:
     import numpy as np
 
     return np.array2string(data, threshold=8, edgeitems=2, separator=", ").replace("\n", "")
-
-
-def _type_text(ty: object) -> str:
-    try:
-        from .printer import type_to_text
-
-        return type_to_text(ty)
-    except Exception:
-        return _fallback_text(ty)
-
-
-def _fallback_text(node: object) -> str:
-    """A description built from fields, for when the printer is missing or fails."""
-    t = type(node)
-    if t is TensorType:
-        dims = ", ".join("?" if isinstance(d, Any) else str(d) for d in node.shape)  # type: ignore[attr-defined]
-        return f"Tensor[({dims}), {node.dtype}]"  # type: ignore[attr-defined]
-    if t is TupleType:
-        return "(" + ", ".join(_fallback_text(f) for f in node.fields) + ")"  # type: ignore[attr-defined]
-    if t is FuncType:
-        args = ", ".join(_fallback_text(x) for x in node.arg_types)  # type: ignore[attr-defined]
-        return f"fn ({args}) -> {_fallback_text(node.ret_type)}"  # type: ignore[attr-defined]
-    if t is TypeVar or t is GlobalTypeVar:
-        return node.name_hint  # type: ignore[attr-defined]
-    if t is IncompleteType:
-        return "_"
-    if t is RefType:
-        return f"ref({_fallback_text(node.value)})"  # type: ignore[attr-defined]
-    if t is Var:
-        return f"%{node.name_hint}"  # type: ignore[attr-defined]
-    if t is GlobalVar:
-        return f"@{node.name_hint}"  # type: ignore[attr-defined]
-    if t is Op:
-        return node.name  # type: ignore[attr-defined]
-    if t is Call:
-        callee = _fallback_text(node.op)  # type: ignore[attr-defined]
-        args = ", ".join(_fallback_text(x) if type(x) in (Var, GlobalVar, Op) else type(x).__name__
-                         for x in node.args)  # type: ignore[attr-defined]
-        return f"{callee}({args})"
-    if t is Function:
-        params = ", ".join(_fallback_text(p) for p in node.params)  # type: ignore[attr-defined]
-        return f"fn ({params}) {{ {type(node.body).__name__} }}"  # type: ignore[attr-defined]
-    if t is Let:
-        return f"let %{node.var.name_hint} = {type(node.value).__name__}; ..."  # type: ignore[attr-defined]
-    if t is IRModule:
-        return "IRModule(" + ", ".join("@" + gv.name_hint for gv in node.get_global_vars()) + ")"  # type: ignore[attr-defined]
-    if t is Any:
-        return "?"
-    if isinstance(node, Node) and not isinstance(node, Attrs):
-        return t.__name__
-    return repr(node)
 
 
 # --------------------------------------------------------------------------- hashing

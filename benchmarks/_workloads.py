@@ -1,0 +1,265 @@
+"""What the benchmark scripts share: their programs, their timer and their tables.
+
+One set of programs serves every per-pass figure, so that the figures of two
+passes (or of InferType in passes_bench.py and infer_type_bench.py) are about
+the same input:
+
+* :func:`chain`: ``n`` calls, each consuming the previous one, cycling through
+  ``add`` of a shared constant, ``nn.relu``, ``multiply`` by a parameter and
+  ``tanh`` (FoldConstant sees a constant in every fourth call, yet nothing can
+  be folded; SimplifyExpr and SimplifyInference find nothing to rewrite);
+* :func:`dag`: a seeded random DAG of ``n`` calls over tensors of 1 to 4 rows:
+  broadcasting binary operators over earlier nodes near and far or with a
+  constant, unary operators, reductions over the rows, transposes and
+  concatenations, so that diamonds, tuples and every fusion phase occur; every
+  node is live (the result is the tuple of all sinks);
+* :func:`resnet50`: ResNet-50 (v1) at batch 1, 224x224, as a pass pipeline
+  receives it from a frontend: the stem, 16 bottleneck blocks of convolutions
+  with batch norms and projection shortcuts, global average pooling and the
+  classifier.
+
+A "node" in a figure is an operator call (:func:`count_calls`), whatever the
+form the program is in when the pass runs (:func:`in_form`).
+
+The timer keeps the best CPU time of the process over a few runs: other work
+on a shared machine does not count, and the best run is the one least
+disturbed.  It stops repeating once a figure's runs took ``BUDGET_SECONDS``.
+The cycle collector runs before each run and, unless switched off, during it,
+as it does when a user runs the pass (FuseOps and the printer switch it off
+themselves where it only costs time).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from relaypass import relay
+from relaypass.functor import post_order_visit
+from relaypass.ir import Call, Function, IRModule, Op, Tuple
+from relaypass.ir.op import make_call
+
+WIDTH = 16
+
+#: Seconds of runs after which the timer stops repeating a figure.
+BUDGET_SECONDS = 10.0
+
+#: The forms a pass takes its input in: as built, in A-normal form, or typed by InferType.
+FORMS = ("dataflow", "anf", "typed")
+
+
+# --- timing ---------------------------------------------------------------------------------
+def best_cpu_seconds(run: Callable[[], Any], repeat: int, gc_on: bool = True,
+                     budget: float = BUDGET_SECONDS) -> tuple[float, Any]:
+    """The best CPU time of ``repeat`` runs of ``run``, and the last result.
+
+    There is always one run, and no further one once the runs took ``budget``
+    seconds in all: a best-of-N guards short runs against noise, while a run
+    that takes many seconds is its own average (and repeating it would make
+    a slow pass stall the whole benchmark).  The previous result is dropped
+    before each run, so that only one is alive at a time and the heap the
+    collector scans stays the same size.
+    """
+    best = float("inf")
+    spent = 0.0
+    result = None
+    for _ in range(max(1, repeat)):
+        if spent >= budget:
+            break
+        result = None
+        gc.collect()
+        was_on = gc.isenabled()
+        if not gc_on:
+            gc.disable()
+        try:
+            start = time.process_time()
+            result = run()
+            seconds = time.process_time() - start
+        finally:
+            if was_on:
+                gc.enable()
+        best = min(best, seconds)
+        spent += seconds
+    return best, result
+
+
+# --- programs -------------------------------------------------------------------------------
+def chain(n: int, seed: int = 0) -> IRModule:
+    """``main(x, y)``: ``n`` calls in a line (``seed`` is not used; the chain is fixed)."""
+    x = relay.var("x", shape=(1, WIDTH))
+    y = relay.var("y", shape=(1, WIDTH))
+    c = relay.const(np.full((1, WIDTH), 0.5, "float32"))
+    add, relu, multiply, tanh = (Op.get(name) for name in ("add", "nn.relu", "multiply", "tanh"))
+    e = x
+    for i in range(n):
+        step = i % 4
+        if step == 0:
+            e = Call(add, [e, c])
+        elif step == 1:
+            e = Call(relu, [e])
+        elif step == 2:
+            e = Call(multiply, [e, y])
+        else:
+            e = Call(tanh, [e])
+    return IRModule({"main": Function([x, y], e)})
+
+
+BINARY = ("add", "subtract", "multiply", "maximum", "minimum")
+UNARY = ("nn.relu", "negative", "exp", "tanh", "sigmoid")
+REDUCE = ("sum", "mean", "max", "min")
+
+
+def dag(n: int, seed: int = 0) -> IRModule:
+    """``main(p0, ..., p3)``: ``n`` calls over tensors of shape (rows, WIDTH), rows 1 to 4."""
+    rng = random.Random(seed)
+    binary = [Op.get(name) for name in BINARY]
+    unary = [Op.get(name) for name in UNARY]
+    consts = [relay.const(np.full((1, WIDTH), k, "float32")) for k in (0.5, 1.5, 2.0)]
+    params = [relay.var(f"p{i}", shape=(rows, WIDTH)) for i, rows in enumerate((1, 2, 3, 4))]
+    by_rows: dict[int, list] = {rows: [p] for rows, p in zip((1, 2, 3, 4), params)}
+    nodes = [(p, rows) for rows, p in zip((1, 2, 3, 4), params)]
+
+    def pick(pool: list):
+        # Mostly recent entries (a local, deep DAG), sometimes any earlier one.
+        if rng.random() < 0.1:
+            return pool[rng.randrange(len(pool))]
+        return pool[len(pool) - 1 - min(int(rng.expovariate(1 / 8)), len(pool) - 1)]
+
+    used: set = set()
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.35:
+            a, rows = pick(nodes)
+            b = pick(by_rows[rng.choice((1, rows))])
+            node, args = Call(rng.choice(binary), [a, b]), (a, b)
+        elif r < 0.45:
+            a, rows = pick(nodes)
+            node, args = Call(rng.choice(binary), [a, rng.choice(consts)]), (a,)
+        elif r < 0.55:
+            a, _ = pick(nodes)
+            node = make_call(rng.choice(REDUCE), [a], axis=[0], keepdims=True)
+            rows, args = 1, (a,)
+        elif r < 0.6:
+            a, rows = pick(nodes)
+            node, args = make_call("transpose", [a], axes=[0, 1]), (a,)
+        elif r < 0.85:
+            a, rows = pick(nodes)
+            node, args = Call(rng.choice(unary), [a]), (a,)
+        else:
+            a, ra = pick(nodes)
+            if ra == 4:
+                node, rows, args = Call(rng.choice(unary), [a]), ra, (a,)
+            else:
+                rb = rng.randint(1, 4 - ra)
+                b = pick(by_rows[rb])
+                node = make_call("concatenate", [Tuple([a, b])], axis=0)
+                rows, args = ra + rb, (a, b)
+        used.update(args)
+        nodes.append((node, rows))
+        by_rows[rows].append(node)
+    sinks = [node for node, _ in nodes[len(params):] if node not in used]
+    return IRModule({"main": Function(params, Tuple(sinks))})
+
+
+def resnet50(n: int = 0, seed: int = 0) -> IRModule:
+    """ResNet-50 for a 1x3x224x224 image (``n`` and ``seed`` are not used; its size is fixed)."""
+    weights: list = []
+
+    def param(shape):
+        v = relay.var(f"w{len(weights)}", shape=shape)
+        weights.append(v)
+        return v
+
+    def conv_bn(x, cin, cout, kernel, stride, relu):
+        pad = kernel // 2
+        y = relay.nn.conv2d(x, param((cout, cin, kernel, kernel)), strides=(stride, stride),
+                            padding=(pad, pad), channels=cout, kernel_size=(kernel, kernel))
+        y = relay.nn.batch_norm(y, param((cout,)), param((cout,)), param((cout,)),
+                                param((cout,)))[0]
+        return relay.nn.relu(y) if relu else y
+
+    data = relay.var("data", shape=(1, 3, 224, 224))
+    x = conv_bn(data, 3, 64, 7, 2, relu=True)
+    x = relay.nn.max_pool2d(x, pool_size=(3, 3), strides=(2, 2), padding=(1, 1))
+    cin = 64
+    for stage, (blocks, width) in enumerate(((3, 64), (4, 128), (6, 256), (3, 512))):
+        cout = width * 4
+        for block in range(blocks):
+            stride = 2 if block == 0 and stage > 0 else 1
+            y = conv_bn(x, cin, width, 1, 1, relu=True)
+            y = conv_bn(y, width, width, 3, stride, relu=True)
+            y = conv_bn(y, width, cout, 1, 1, relu=False)
+            shortcut = conv_bn(x, cin, cout, 1, stride, relu=False) if block == 0 else x
+            x = relay.nn.relu(relay.add(y, shortcut))
+            cin = cout
+    x = relay.nn.batch_flatten(relay.nn.global_avg_pool2d(x))
+    x = relay.nn.dense(x, param((1000, 2048)))
+    return IRModule({"main": Function([data, *weights], x)})
+
+
+WORKLOADS: dict[str, Callable[[int, int], IRModule]] = {
+    "chain": chain, "dag": dag, "resnet50": resnet50,
+}
+
+
+def count_calls(mod: IRModule) -> int:
+    """Operator calls in the module's functions: the "nodes" of every per-node figure."""
+    count = 0
+
+    def visit(node: object) -> None:
+        nonlocal count
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            count += 1
+
+    for _gv, func in mod.items():
+        post_order_visit(func, visit)
+    return count
+
+
+def count_primitive(expr: object) -> int:
+    """Functions marked ``Primitive`` in ``expr`` (FuseOps's groups)."""
+    count = 0
+
+    def visit(node: object) -> None:
+        nonlocal count
+        if isinstance(node, Function) and node.attrs and node.attrs.get("Primitive"):
+            count += 1
+
+    post_order_visit(expr, visit)
+    return count
+
+
+def in_form(mod: IRModule, form: str) -> IRModule:
+    """``mod`` as a pass of that input form takes it (one of :data:`FORMS`)."""
+    from relaypass.transform import get_pass
+
+    if form == "dataflow":
+        return mod
+    if form == "anf":
+        return get_pass("ToANormalForm")(mod)
+    if form == "typed":
+        return get_pass("InferType")(mod)
+    raise ValueError(f"no input form {form!r}; choose from {', '.join(FORMS)}")
+
+
+# --- printing -------------------------------------------------------------------------------
+def format_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns as wide as their widest cell: the first aligned left, the others right."""
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c)
+              for i, c in enumerate(columns)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(cell.rjust(w) if i else cell.ljust(w)
+                         for i, (cell, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(columns), *(line(r) for r in rows)])
+
+
+def us(value: float | None) -> str:
+    """Microseconds with two decimals, or a dash where there is no figure."""
+    return "-" if value is None else f"{value:.2f}"

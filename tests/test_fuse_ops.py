@@ -971,6 +971,28 @@ def test_a_chain_of_100000_calls_fuses_into_groups_of_max_depth():
     assert sizes[-1] == 256 and len(sizes) == -(-n // 256)
 
 
+def test_a_chain_sharing_one_scalar_constant_fuses_into_groups_of_max_depth():
+    """A scalar constant used by every other call of a long chain (the benchmark's
+    workload) is passed into each group, as Relay does; building the post-dominator
+    tree for its 50,000 consumers must not walk the chain once per consumer."""
+    x = relay.var("x", shape=(2,))
+    c = relay.const(2.0)
+    y = x
+    n = 100_000
+    for i in range(n):
+        y = relay.add(y, c) if i % 2 else relay.exp(y)
+    after = fused(relay.Function([x], y))
+    groups = 0
+    node = after.body
+    while isinstance(node, Call):
+        groups += 1
+        assert len(node.args) == 2 and isinstance(node.args[1], relay.Constant)
+        assert float(node.args[1].data) == 2.0
+        node = node.args[0]
+    assert node is after.params[0]
+    assert groups == -(-n // 256)
+
+
 def test_a_long_let_chain_fuses_each_bound_value_on_its_own():
     """Let-bound values are boundaries: each becomes its own kernel, with no recursion."""
     n = 20_000

@@ -49,9 +49,19 @@ class PostDominatorTree:
                 pattern[i] = ELEMWISE
                 continue
             pats = edge_patterns[i]
-            lca = outs[0]
-            combined = pats[0] if pats[0] > ELEMWISE else ELEMWISE
-            for k in range(1, len(outs)):
+            # Merge the consumers deepest first: the ancestor found so far then only
+            # climbs, so a value with many consumers along a chain (a shared scalar
+            # constant) costs one walk up the chain, not one per consumer.  The
+            # combined pattern covers every path up to the final ancestor whatever
+            # the order.
+            order = (
+                sorted(range(len(outs)), key=lambda k: depth[outs[k]], reverse=True)
+                if len(outs) > 2 else range(len(outs))
+            )
+            first = order[0]
+            lca = outs[first]
+            combined = pats[first] if pats[first] > ELEMWISE else ELEMWISE
+            for k in order[1:]:
                 other = outs[k]
                 # Climb from both sides to their least common ancestor, keeping the
                 # strongest pattern of the tree nodes passed.

@@ -564,3 +564,29 @@ def test_relay_transform_reexports_the_pass_manager():
     assert t.PassContext is transform.PassContext and t.Sequential is transform.Sequential
     assert t.module_pass is transform.module_pass and t.function_pass is transform.function_pass
     assert "InferType" in dir(t)
+
+
+def test_the_cycle_collector_is_paused_while_a_pass_runs_and_restored_after():
+    import gc
+
+    from relaypass import relay
+    from relaypass.transform import module_pass
+
+    seen = []
+
+    @module_pass(opt_level=0, name="SeesGC")
+    def sees_gc(mod, ctx):
+        seen.append(gc.isenabled())
+        return mod
+
+    assert gc.isenabled()
+    sees_gc(relay.IRModule.from_expr(relay.var("x", shape=(1,))))
+    assert seen == [False] and gc.isenabled()
+
+    @module_pass(opt_level=0, name="Raises")
+    def raises(mod, ctx):
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError):
+        raises(relay.IRModule.from_expr(relay.var("x", shape=(1,))))
+    assert gc.isenabled()

@@ -57,6 +57,7 @@ from typing import Any as _AnyT
 import numpy as np
 
 from ..errors import AttrsError, ParseError, UnknownOpError
+from ..gc_pause import gc_paused
 from .attrs import Attrs
 from .expr import (
     Call,
@@ -76,7 +77,7 @@ from .expr import (
 from .module import IRModule
 from .node import Span
 from .op import Op
-from .printer import DTYPE_RE, DTYPE_SUFFIX, RESERVED_TYPE_NAMES, TEXT_VERSION, gc_paused
+from .printer import DTYPE_RE, DTYPE_SUFFIX, RESERVED_TYPE_NAMES, TEXT_VERSION
 from .types import (
     Any,
     FuncType,

@@ -24,17 +24,15 @@ as ``meta[relay.Constant][i]``.
 from __future__ import annotations
 
 import base64
-import gc
 import io
 import json
 import math
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any as _AnyT
 
 import numpy as np
 
+from ..gc_pause import gc_paused
 from .attrs import Attrs, normalize_attr_value
 from .expr import (
     Call,
@@ -105,26 +103,6 @@ def astext(node: IRModule | Expr | Type, show_meta_data: bool = True) -> str:
     if isinstance(node, Type):
         return type_to_text(node)
     raise TypeError(f"astext expects an IRModule or an expression, not {type(node).__name__}")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Keep the cyclic garbage collector out of printing and parsing.
-
-    Both allocate many small containers (argument lists, nodes, spans) and
-    form no reference cycles, yet every allocation counts towards the
-    collector's thresholds, which makes it walk the whole (large) program
-    again and again: up to half the time of a 100,000-statement text.
-    Pausing it loses nothing; cycles made meanwhile are collected afterwards.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def type_to_text(ty: Type) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import RelayPassError
+from ..gc_pause import gc_paused
 from .context import PassContext
 from .pass_info import PassInfo
 
@@ -57,6 +58,10 @@ class Pass:
         invocation): it is wrapped with ``IRModule.from_expr`` and the same kind
         comes back (the transformed ``main`` function, or its body).
         """
+        with gc_paused():  # a pass makes many small objects and no cycles: see gc_pause
+            return self._call(mod)
+
+    def _call(self, mod: Any) -> Any:
         ctx = PassContext.current()
         module_cls = _ir_module_class()
         if isinstance(mod, module_cls):

@@ -24,9 +24,9 @@ form the program is in when the pass runs (:func:`in_form`).
 The timer keeps the best CPU time of the process over a few runs: other work
 on a shared machine does not count, and the best run is the one least
 disturbed.  It stops repeating once a figure's runs took ``BUDGET_SECONDS``.
-The cycle collector runs before each run and, unless switched off, during it,
-as it does when a user runs the pass (FuseOps and the printer switch it off
-themselves where it only costs time).
+The cycle collector runs before each run, so that no run pays for the garbage
+of the one before, and is left on unless the caller switches it off: a pass
+pauses it itself (``relaypass.gc_pause``), as it does when a user runs it.
 """
 
 from __future__ import annotations

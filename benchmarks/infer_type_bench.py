@@ -17,7 +17,7 @@ process over a few runs (benchmarks/_workloads.py says how).  Aim (issue 4):
 at most 15 us per node, linear scaling.
 
 Run: python benchmarks/infer_type_bench.py [--sizes 10000 100000] [--seed 0]
-     [--programs chain lets dag deferred] [--repeat 3] [--no-gc]
+     [--programs chain lets dag deferred] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -25,7 +25,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from _workloads import WIDTH, best_cpu_seconds, chain, count_calls, dag, format_table, in_form, us
+from _workloads import (
+    BUDGET_SECONDS,
+    WIDTH,
+    best_cpu_seconds,
+    chain,
+    count_calls,
+    dag,
+    format_table,
+    in_form,
+    us,
+)
 
 from relaypass import relay
 from relaypass.ir import Call, Function, IRModule, Let, Op
@@ -55,7 +65,7 @@ PROGRAMS: dict[str, Callable[[int, int], IRModule]] = {
 
 
 def collect(sizes: Sequence[int], seed: int = 0, programs: Sequence[str] | None = None,
-            repeat: int = 3, gc_on: bool = True) -> list[dict[str, object]]:
+            repeat: int = 3) -> list[dict[str, object]]:
     """One row per program and size: ``program``, ``size``, ``nodes`` (operator calls),
     ``us_per_node``."""
     infer_type = get_pass("InferType")
@@ -64,7 +74,7 @@ def collect(sizes: Sequence[int], seed: int = 0, programs: Sequence[str] | None 
         for size in sizes:
             mod = PROGRAMS[name](size, seed)
             nodes = count_calls(mod)
-            seconds, _ = best_cpu_seconds(lambda mod=mod: infer_type(mod), repeat, gc_on)
+            seconds, _ = best_cpu_seconds(lambda mod=mod: infer_type(mod), repeat)
             rows.append({"program": name, "size": size, "nodes": nodes,
                          "us_per_node": seconds * 1e6 / nodes})
             del mod
@@ -78,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random DAG")
     parser.add_argument("--programs", nargs="+", default=list(PROGRAMS), choices=list(PROGRAMS),
                         metavar="NAME", help=f"programs to run (default: {' '.join(PROGRAMS)})")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the best is kept (fewer once they took 10 s)")
-    parser.add_argument("--no-gc", action="store_true",
-                        help="switch the cycle collector off while timing (as timeit does)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per figure, the best is kept (fewer once they took "
+                             f"{BUDGET_SECONDS:g} s)")
     args = parser.parse_args(argv)
     small, large = args.sizes
-    rows = collect([small, large], args.seed, args.programs, args.repeat, not args.no_gc)
+    rows = collect([small, large], args.seed, args.programs, args.repeat)
     table = []
     for name in args.programs:
         mine = {r["size"]: r["us_per_node"] for r in rows if r["program"] == name}
@@ -92,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         table.append([name, us(mine[small]), us(mine[large]), f"{ratio:.2f}",
                       "over the aim" if over else ""])
     print(f"InferType, us per operator call (aim <= {AIM_US:g}), best CPU time of "
-          f"{args.repeat} runs, gc {'off' if args.no_gc else 'on'} while timing")
+          f"{args.repeat} runs")
     print(format_table(["program", f"{small:,}", f"{large:,}", "ratio", ""], table))
     return 0
 

@@ -4,14 +4,14 @@ The interpreter checks every pass's output, so its overhead per node (on top
 of the numpy kernel itself) decides how cheap that check is.  Measured on
 small tensors, where the kernels cost little and the interpreter's own work
 shows; the cost of the kernels alone is printed for comparison.  A time is
-the best CPU time of three runs (benchmarks/_workloads.py says how).
+the best CPU time of a few runs (benchmarks/_workloads.py says how).
 
-Run: python benchmarks/interp_bench.py [number_of_nodes]
+Run: python benchmarks/interp_bench.py [number_of_nodes] [--repeat 3]
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 from _workloads import best_cpu_seconds
@@ -80,10 +80,15 @@ def collect(n: int, repeat: int = 3) -> list[dict[str, object]]:
     return rows
 
 
-def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("nodes", type=int, nargs="?", default=100_000,
+                        help="elementwise calls in each program (default: 100000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (best is kept)")
+    args = parser.parse_args(argv)
+    n = args.nodes
     print(f"interpreter, {n} elementwise calls on float32[4]")
-    for row in collect(n):
+    for row in collect(n, args.repeat):
         print(f"  {row['program']:30s} {row['us_per_node']:6.2f} us/node  ({row['seconds']:.3f} s)")
 
 

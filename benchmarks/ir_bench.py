@@ -121,7 +121,8 @@ def collect(sizes: list[int], repeat: int = 3, keep_gc: bool = False) -> dict[in
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000], metavar="N",
+                    help="chain lengths, one figure per length (default: 10000 100000)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per figure; the best counts")
     ap.add_argument("--gc", action="store_true", help="keep the garbage collector on while timing")
     args = ap.parse_args(argv)

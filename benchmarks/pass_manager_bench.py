@@ -133,8 +133,10 @@ def collect(passes: int = 2000, repeat: int = 7) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--passes", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--passes", type=int, default=2000,
+                        help="no-op passes in the Sequential (default: 2000)")
+    parser.add_argument("--repeat", type=int, default=7,
+                        help="runs per figure, the best is kept (default: 7)")
     args = parser.parse_args()
 
     f = collect(args.passes, args.repeat)

@@ -30,7 +30,7 @@ To add a pass, add a row to ``PASSES``: its name, its input form and its aim
 uses it).
 
 Run: python benchmarks/passes_bench.py [--chain 10000 100000] [--dag 10000] [--repeat 3]
-     [--seed 0] [--passes NAME ...] [--no-rewrite] [--no-gc]
+     [--seed 0] [--passes NAME ...] [--no-resnet] [--no-rewrite]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 from _workloads import (
+    BUDGET_SECONDS,
     WIDTH,
     WORKLOADS,
     best_cpu_seconds,
@@ -52,6 +53,7 @@ from _workloads import (
 )
 
 from relaypass import relay
+from relaypass.gc_pause import gc_paused
 from relaypass.ir import Function, IRModule
 from relaypass.transform import Pass, PassContext, get_pass
 
@@ -73,11 +75,11 @@ TVM_FUSE_OPS_RESNET50_MS = 21.0
 
 # --- chains on which a pass rewrites everything -------------------------------------------
 def rewrite_simplify_inference(n: int) -> IRModule:
-    """n calls: a ``batch_norm`` or ``dropout`` and its projection, n/2 times."""
+    """n calls, each a ``batch_norm`` or a ``dropout`` followed by its projection."""
     x = relay.var("x", shape=(1, WIDTH, 2))
     params = [relay.var(name, shape=(WIDTH,)) for name in ("gamma", "beta", "mean", "var")]
     e = x
-    for i in range(n // 2):
+    for i in range(n):
         e = relay.nn.batch_norm(e, *params)[0] if i % 2 else relay.nn.dropout(e)
     return IRModule.from_expr(Function([x, *params], e))
 
@@ -118,17 +120,23 @@ def runner(p: Pass, mod: IRModule) -> Callable[[], Any]:
     """A call that runs ``p`` on ``mod`` and nothing else.
 
     Called as ``p(mod)``, a pass that requires InferType would type the module
-    again first; its function is called on the typed ``main`` instead.
+    again first; its function is called on the typed ``main`` instead, with the
+    cycle collector paused as ``p(mod)`` pauses it.
     """
     if p.info.required:
         main, ctx = mod["main"], PassContext.current()
-        return lambda: p.pass_func(main, mod, ctx)
+
+        def run() -> Any:
+            with gc_paused():
+                return p.pass_func(main, mod, ctx)
+
+        return run
     return lambda: p(mod)
 
 
 def _measure(p: Pass, name: str, form: str, workload: str, size: int, mod: IRModule,
-             calls: int, repeat: int, gc_on: bool) -> dict[str, object]:
-    seconds, out = best_cpu_seconds(runner(p, mod), repeat, gc_on)
+             calls: int, repeat: int) -> dict[str, object]:
+    seconds, out = best_cpu_seconds(runner(p, mod), repeat)
     row: dict[str, object] = {"pass": name, "form": form, "workload": workload, "size": size,
                               "nodes": calls, "seconds": seconds,
                               "us_per_node": seconds * 1e6 / calls}
@@ -139,15 +147,16 @@ def _measure(p: Pass, name: str, form: str, workload: str, size: int, mod: IRMod
 
 def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_000,),
             resnet: bool = True, rewrite: Sequence[int] = (), repeat: int = 3, seed: int = 0,
-            passes: Iterable[str] | None = None, gc_on: bool = True) -> list[dict[str, object]]:
+            passes: Iterable[str] | None = None) -> list[dict[str, object]]:
     """One row per pass, workload and size.
 
     Each row has ``pass``, ``form``, ``workload`` ("chain", "dag", "resnet50" or
     "rewrite"), ``size`` (the calls asked for; 0 for ResNet-50), ``nodes`` (the
     operator calls of the program), ``seconds`` and ``us_per_node``; FuseOps on
     ResNet-50 also ``fused``, the number of primitive functions it made.
-    Programs are built one at a time, so that one program's heap does not slow
-    the collector during another's figures.
+    Programs, and their forms, are built one at a time (the program as built and
+    one form of it alive at once), so that the heap the collector scans during a
+    figure is about the program the pass runs on.
     """
     wanted = set(passes) if passes is not None else None
     chosen = [(name, form) for name, form, _aim in PASSES if wanted is None or name in wanted]
@@ -158,18 +167,20 @@ def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_0
     for workload, size in programs:
         dataflow = WORKLOADS[workload](size, seed)
         calls = count_calls(dataflow)
-        forms = {form: in_form(dataflow, form) for form in {f for _name, f in chosen}}
-        for name, form in chosen:
-            rows.append(_measure(built[name], name, form, workload, size, forms[form], calls,
-                                 repeat, gc_on))
-        del dataflow, forms
+        for form in dict.fromkeys(f for _name, f in chosen):
+            mod = in_form(dataflow, form)
+            for name, _form in [c for c in chosen if c[1] == form]:
+                rows.append(_measure(built[name], name, form, workload, size, mod, calls,
+                                     repeat))
+            del mod
+        del dataflow
     for name, _form in chosen:
         if name not in REWRITES:
             continue
         for size in rewrite:
             mod = in_form(REWRITES[name](size), "typed")
-            rows.append(_measure(built[name], name, "typed", "rewrite", size, mod, size,
-                                 repeat, gc_on))
+            rows.append(_measure(built[name], name, "typed", "rewrite", size, mod,
+                                 count_calls(mod), repeat))
     return rows
 
 
@@ -238,21 +249,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="calls in the chain, one figure per size (default: 10000 100000)")
     parser.add_argument("--dag", type=int, nargs="+", default=[10_000], metavar="N",
                         help="calls in the random DAG, one figure per size (default: 10000)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per figure, the best is kept (fewer once they took 10 s)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="runs per figure, the best is kept (fewer once they took "
+                             f"{BUDGET_SECONDS:g} s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random DAG")
     parser.add_argument("--passes", nargs="+", metavar="NAME", choices=[p[0] for p in PASSES],
                         help="only these passes (default: all)")
     parser.add_argument("--no-resnet", action="store_true", help="leave out ResNet-50")
     parser.add_argument("--no-rewrite", action="store_true",
                         help="leave out the chains made for a pass to rewrite")
-    parser.add_argument("--no-gc", action="store_true",
-                        help="switch the cycle collector off while timing (as timeit does)")
     args = parser.parse_args(argv)
     rewrite = [] if args.no_rewrite else args.chain
     rows = collect(args.chain, args.dag, not args.no_resnet, rewrite, args.repeat, args.seed,
-                   args.passes, gc_on=not args.no_gc)
-    print(f"us per node (operator call), best CPU time of {args.repeat} runs, "
-          f"gc {'off' if args.no_gc else 'on'} while timing; ratio = last chain / first chain")
+                   args.passes)
+    print(f"us per node (operator call), best CPU time of {args.repeat} runs; "
+          "ratio = last chain / first chain")
     print(report(rows, args.chain, args.dag, rewrite))
     return 0
 

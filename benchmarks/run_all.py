@@ -260,7 +260,8 @@ def render(rows: list[Row], s: Settings, names: list[str], only: bool, seconds: 
         "",
         "Per-node and per-pass figures are the best CPU time of the process over a few runs "
         "(other work on a shared machine does not count); fresh-process and model figures are "
-        "the best wall time. A node is an operator call or an expression node, as the notes say. "
+        "the best wall time. A node is an operator call, except for the light models (an imported "
+        "IR node). "
         "Each benchmark script in benchmarks/ prints its own figures in more detail.",
         "",
         "| area | figure | value | unit | notes |",

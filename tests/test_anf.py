@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
+from program_helpers import assert_same_values, run_quietly
 
 from relaypass import relay
 from relaypass.functor import post_order_visit
@@ -306,21 +306,6 @@ def test_plain_expression_keeps_free_variables_free():
 # --- random programs ----------------------------------------------------------------------
 
 
-def _evaluate(mod, args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return create_executor(mod=mod).evaluate()(*args)
-
-
-def _assert_same_values(a, b):
-    if isinstance(a, tuple):
-        assert isinstance(b, tuple) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _assert_same_values(x, y)
-        return
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5, equal_nan=True)
-
-
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(modules(size=(1, 25), features={"let", "if", "tuple", "fn", "ref", "global"}))
 def test_random_programs_keep_their_values(mod):
@@ -328,18 +313,18 @@ def test_random_programs_keep_their_values(mod):
     functions = dict(mod.functions)
     text = mod.astext()
     args = random_inputs(mod, seed=2)
-    expected = _evaluate(mod, args)
+    expected = run_quietly(mod, args)
     out = ToANormalForm()(mod)
     for func in out.functions.values():
         assert well_formed(func)
         assert_a_normal(func)
     infer_type()(out)
-    _assert_same_values(expected, _evaluate(out, args))
+    assert_same_values(expected, run_quietly(out, args))
     folded = FoldConstant()(out)
     for func in folded.functions.values():
         assert well_formed(func)
     infer_type()(folded)
-    _assert_same_values(expected, _evaluate(folded, args))
+    assert_same_values(expected, run_quietly(folded, args))
     assert dict(mod.functions) == functions
     assert all(a is b for a, b in zip(mod.functions.values(), functions.values()))
     assert mod.astext() == text

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from program_helpers import assert_same_values, run_quietly
 
 from relaypass import relay
-from relaypass.interp import create_executor
 from relaypass.ir import IRModule
 from relaypass.ir.structural import assert_structural_equal
 from relaypass.relay.analysis import well_formed
@@ -311,23 +310,6 @@ def test_a_failing_kernel_leaves_the_call_for_run_time():
 # --- random programs ----------------------------------------------------------------------
 
 
-def _evaluate(mod, args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return create_executor(mod=mod).evaluate()(*args)
-
-
-def _assert_same_values(a, b):
-    if isinstance(a, tuple):
-        assert isinstance(b, tuple) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _assert_same_values(x, y)
-        return
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.shape == b.shape and a.dtype == b.dtype
-    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
-
-
 _FEATURES = {"let", "if", "tuple", "fn", "ref", "global"}
 
 
@@ -339,14 +321,14 @@ def test_random_programs_keep_their_values(mod):
     functions = dict(mod.functions)
     text = mod.astext()
     args = random_inputs(mod, seed=1)
-    expected = _evaluate(mod, args)
+    expected = run_quietly(mod, args)
     fold = FoldConstant()
     for source in (mod, infer_type()(mod)):
         out = fold(source)
         for func in out.functions.values():
             assert well_formed(func)
         infer_type()(out)
-        _assert_same_values(expected, _evaluate(out, args))
+        assert_same_values(expected, run_quietly(out, args))
     assert dict(mod.functions) == functions
     assert all(a is b for a, b in zip(mod.functions.values(), functions.values()))
     assert mod.astext() == text

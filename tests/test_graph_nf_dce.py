@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
+from program_helpers import assert_same_values, run_quietly
 
 from relaypass import relay
 from relaypass.functor import post_order_visit
@@ -343,26 +343,11 @@ def test_recursive_function_with_effects_is_not_pure():
 # --- random programs ----------------------------------------------------------------------
 
 
-def _evaluate(mod, args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return run_main(mod, *args)
-
-
-def _assert_same_values(a, b):
-    if isinstance(a, tuple):
-        assert isinstance(b, tuple) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _assert_same_values(x, y)
-        return
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-5, equal_nan=True)
-
-
 def _check(out, expected, args):
     for func in out.functions.values():
         assert well_formed(func)
     infer_type()(out)
-    _assert_same_values(expected, _evaluate(out, args))
+    assert_same_values(expected, run_quietly(out, args))
 
 
 def _unchanged(mod, functions, text):
@@ -376,7 +361,7 @@ def _unchanged(mod, functions, text):
 def test_random_programs_keep_their_values(mod):
     functions, text = dict(mod.functions), mod.astext()
     args = random_inputs(mod, seed=3)
-    expected = _evaluate(mod, args)
+    expected = run_quietly(mod, args)
     for p in (ToGraphNormalForm(), DeadCodeElimination(), DeadCodeElimination(inline_once=True)):
         _check(p(mod), expected, args)
     _unchanged(mod, functions, text)
@@ -390,7 +375,7 @@ _PURE_OPS = [u for u in available_op_uses() if not Op.get(u.name).get_attr("TOpI
 def test_anf_then_graph_normal_form_gives_back_the_dataflow_graph(mod):
     functions, text = dict(mod.functions), mod.astext()
     args = random_inputs(mod, seed=4)
-    expected = _evaluate(mod, args)
+    expected = run_quietly(mod, args)
     anf = ToANormalForm()(mod)
     _check(anf, expected, args)
     back = ToGraphNormalForm()(anf)

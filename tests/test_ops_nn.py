@@ -6,48 +6,15 @@ import itertools
 
 import numpy as np
 import pytest
+from op_helpers import T, evaluate, relation
 
 from relaypass import relay
 from relaypass.errors import AttrsError, TypeRelationError
-from relaypass.ir import Any, Op, OpPattern, TensorType, TupleGetItem, TupleType
+from relaypass.ir import Any, Op, OpPattern, TupleGetItem, TupleType
 from relaypass.op import TupleWrapper
 
 X, W, B, M, V = (relay.var(n) for n in "xwbmv")
 rng = np.random.default_rng(3)
-
-
-def T(shape, dtype="float32"):
-    return TensorType(shape, dtype)
-
-
-def relation(call, *types):
-    call = call.astuple() if isinstance(call, TupleWrapper) else call
-    return call.op.get_attr("FTypeRelation")(list(types), call.attrs)
-
-
-def _type_of(value):
-    if isinstance(value, tuple):
-        return TupleType([_type_of(v) for v in value])
-    return TensorType(value.shape, str(value.dtype))
-
-
-def _assert_has_type(value, ty):
-    if isinstance(ty, TupleType):
-        assert isinstance(value, tuple) and len(value) == len(ty.fields)
-        for v, t in zip(value, ty.fields):
-            _assert_has_type(v, t)
-    else:
-        assert isinstance(value, np.ndarray), type(value)
-        assert (value.shape, str(value.dtype)) == (ty.shape, ty.dtype)
-
-
-def evaluate(call, *values):
-    """The kernel's result, after checking it has exactly the type the relation promises."""
-    call = call.astuple() if isinstance(call, TupleWrapper) else call
-    ty = relation(call, *map(_type_of, values))
-    out = call.op.get_attr("FKernel")(list(values), call.attrs)
-    _assert_has_type(out, ty)
-    return out
 
 
 def randn(*shape, dtype="float32"):

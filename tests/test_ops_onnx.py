@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import evaluate
 
 from relaypass import relay
-from relaypass.ir import TensorType, TupleType
-from relaypass.op import TupleWrapper
 
 onnx = pytest.importorskip(
     "onnx", reason="the onnx extra is not installed (pip install 'relaypass[onnx]')")
@@ -49,20 +48,6 @@ def run_onnx(op_type, inputs, attrs=None, n_outputs=1, out_dtype=None, opset=OPS
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     outs = session.run(None, feeds)
     return outs if n_outputs > 1 else outs[0]
-
-
-def _type_of(value):
-    if isinstance(value, tuple):
-        return TupleType([_type_of(v) for v in value])
-    return TensorType(value.shape, str(value.dtype))
-
-
-def evaluate(call, *values):
-    call = call.astuple() if isinstance(call, TupleWrapper) else call
-    ty = call.op.get_attr("FTypeRelation")([_type_of(v) for v in values], call.attrs)
-    out = call.op.get_attr("FKernel")(list(values), call.attrs)
-    assert _type_of(out) == ty
-    return out
 
 
 def close(a, b, rtol=1e-5, atol=1e-5):

@@ -4,30 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import T, evaluate, relation
 
 from relaypass import relay
 from relaypass.errors import TypeRelationError
-from relaypass.ir import Any, Op, OpPattern, TensorType
+from relaypass.ir import Any, Op, OpPattern
 
 X, M = relay.var("x"), relay.var("m")
 rng = np.random.default_rng(2)
-
-
-def T(shape, dtype="float32"):
-    return TensorType(shape, dtype)
-
-
-def relation(call, *types):
-    return call.op.get_attr("FTypeRelation")(list(types), call.attrs)
-
-
-def evaluate(call, *values):
-    """The kernel's result, after checking it has exactly the type the relation promises."""
-    ty = relation(call, *(TensorType(v.shape, str(v.dtype)) for v in values))
-    out = call.op.get_attr("FKernel")(list(values), call.attrs)
-    assert isinstance(out, np.ndarray)
-    assert str(out.dtype) == ty.dtype and out.shape == ty.shape, (out.shape, out.dtype, ty)
-    return out
 
 
 REDUCERS = {

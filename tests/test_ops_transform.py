@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_helpers import T, evaluate, relation
 
 from relaypass import relay
 from relaypass.errors import TypeRelationError
@@ -12,42 +13,6 @@ from relaypass.op import TupleWrapper
 
 X, Y = relay.var("x"), relay.var("y")
 rng = np.random.default_rng(1)
-
-
-def T(shape, dtype="float32"):
-    return TensorType(shape, dtype)
-
-
-def relation(call, *types):
-    call = call.astuple() if isinstance(call, TupleWrapper) else call
-    return call.op.get_attr("FTypeRelation")(list(types), call.attrs)
-
-
-def _type_of(value):
-    if isinstance(value, tuple):
-        return TupleType([_type_of(v) for v in value])
-    return TensorType(value.shape, str(value.dtype))
-
-
-def _assert_has_type(value, ty):
-    if isinstance(ty, TupleType):
-        assert isinstance(value, tuple) and len(value) == len(ty.fields)
-        for v, t in zip(value, ty.fields):
-            _assert_has_type(v, t)
-    else:
-        assert isinstance(value, np.ndarray), type(value)
-        assert str(value.dtype) == ty.dtype
-        assert len(value.shape) == ty.ndim
-        assert all(isinstance(d, Any) or d == n for d, n in zip(ty.shape, value.shape)), ty
-
-
-def evaluate(call, *values):
-    """The kernel's result, after checking it has exactly the type the relation promises."""
-    call = call.astuple() if isinstance(call, TupleWrapper) else call
-    ty = relation(call, *map(_type_of, values))
-    out = call.op.get_attr("FKernel")(list(values), call.attrs)
-    _assert_has_type(out, ty)
-    return out
 
 
 def randn(*shape, dtype="float32"):

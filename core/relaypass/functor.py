@@ -8,7 +8,7 @@ Deep programs are the norm (a 100,000-operator chain, or its A-normal form with
   does; by the time ``visit_call`` asks for ``self.visit(arg)``, the argument
   has already been visited and the answer comes from the memo table.
 * The default ``visit_let`` walks a chain of nested lets in a loop; a mutator
-  that keeps, changes or drops bindings overrides ``visit_let_binding``.
+  that drops or replaces bindings does the same with ``rewrite_let_chain``.
 * Functions, ifs and references are visited recursively, which is bounded by
   how deeply the program nests them, not by its length.
 
@@ -284,43 +284,51 @@ class ExprMutator(_DataflowExpansion):
         return Function(params, body, func.ret_type, func.type_params, func.attrs, func.span)
 
     def visit_let(self, let: Let) -> Expr:
-        """Rewrites a chain of nested lets in a loop, one binding at a time.
+        """Rewrites the whole chain of lets from here in a loop (see ``rewrite_let_chain``)."""
+        return self.rewrite_let_chain(let, self._visit_let_value, visit_vars=True)
 
-        Each binding goes through :meth:`visit_let_binding`, outermost first,
-        then the body of the innermost let is visited and the chain rebuilt
+    def _visit_let_value(self, let: Let) -> Expr:
+        return self.visit(let.value)
+
+    def rewrite_let_chain(
+        self,
+        let: Let,
+        new_value: Callable[[Let], Expr | None],
+        visit_vars: bool = False,
+    ) -> Expr:
+        """Rewrites the chain of nested lets that starts at ``let``, in a loop.
+
+        ``new_value(l)`` is called for each let of the chain, outermost first,
+        and gives the rewritten value of its binding, or None to drop the
+        binding; whoever drops one makes the uses of its variable read the
+        replacement, usually by memoizing it (``self.memo_map[l.var] = ...``),
+        since the body is visited after every binding.  With ``visit_vars``
+        each variable is visited too, just before its value, so that
+        ``visit_var`` may rename it (later visits of the variable, even inside
+        its own value, then come from the memo table).  The chain is rebuilt
         from the inside out: a let whose variable, value and body did not
-        change is kept as is, and every inner let is memoized like any node.
+        change is kept as is, and each inner let is memoized like any other node.
         """
         memo = self.memo_map
-        visit_binding = self.visit_let_binding
-        chain: list[tuple[Let, tuple[Var, Expr] | None]] = []
+        visit = self.visit
+        chain: list[tuple[Let, Var, Expr | None]] = []
         node: Expr = let
         while type(node) is Let and (node is let or node not in memo):
-            chain.append((node, visit_binding(node)))
+            var = visit(node.var) if visit_vars else node.var
+            chain.append((node, var, new_value(node)))
             node = node.body
-        body = self.visit(node)
-        for old, binding in reversed(chain):
-            if binding is None:
+        body = visit(node)
+        for old, var, value in reversed(chain):
+            if value is None:
                 new: Expr = body
+            elif var is old.var and value is old.value and body is old.body:
+                new = old
             else:
-                var, value = binding
-                if var is old.var and value is old.value and body is old.body:
-                    new = old
-                else:
-                    new = Let(var, value, body, old.span)
+                new = Let(var, value, body, old.span)
             if old is not let:
                 memo[old] = new
             body = new
         return body
-
-    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
-        """The rewritten binding of one let of a chain: ``(var, value)``, or None to drop it.
-
-        A pass that drops a binding decides what the uses of its variable
-        become, usually by memoizing the replacement: ``self.memo_map[let.var] = ...``
-        (the body is visited after every binding of the chain).
-        """
-        return self.visit(let.var), self.visit(let.value)
 
     def visit_if(self, if_expr: If) -> Expr:
         cond = self.visit(if_expr.cond)

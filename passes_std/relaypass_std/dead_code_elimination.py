@@ -150,10 +150,13 @@ class _Eliminator(ExprMutator):
         super().__init__()
         self.actions = actions
 
-    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
+    def visit_let(self, let: Let) -> Expr:
+        return self.rewrite_let_chain(let, self._keep_or_inline)
+
+    def _keep_or_inline(self, let: Let) -> Expr | None:
         action = self.actions.get(let.var, _KEEP)
         if action == _KEEP:
-            return let.var, self.visit(let.value)
+            return self.visit(let.value)
         if action == _INLINE:
             # The single use will read the rewritten value from the memo table.
             self.memo_map[let.var] = self.visit(let.value)

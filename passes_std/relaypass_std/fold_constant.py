@@ -209,13 +209,16 @@ class _Folder(MixedModeMutator):
         return post
 
     # --- scopes ---------------------------------------------------------------------------
-    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
+    def visit_let(self, let: Let) -> Expr:
+        return self.rewrite_let_chain(let, self._fold_binding)
+
+    def _fold_binding(self, let: Let) -> Expr | None:
         value = self.visit(let.value)
         if type(value) is Constant:
             # Dropped: every use of the variable reads the constant from the memo table.
             self.memo_map[let.var] = value
             return None
-        return let.var, value
+        return value
 
     def visit_if(self, if_expr: If) -> Expr:
         cond = self.visit(if_expr.cond)
@@ -223,11 +226,7 @@ class _Folder(MixedModeMutator):
             flat = cond.data.reshape(-1)
             taken = if_expr.true_branch if flat.size and flat[0] else if_expr.false_branch
             return self.visit(taken)
-        then = self.visit(if_expr.true_branch)
-        other = self.visit(if_expr.false_branch)
-        if cond is if_expr.cond and then is if_expr.true_branch and other is if_expr.false_branch:
-            return if_expr
-        return If(cond, then, other, if_expr.span)
+        return super().visit_if(if_expr)  # the condition is memoized: not folded twice
 
     def visit_function(self, func: Function) -> Expr:
         if func.attrs.get("Primitive"):

@@ -43,16 +43,19 @@ class _GraphNormalForm(ExprMutator):
             self.recursive.add(var)
         return var
 
-    def visit_let_binding(self, let: Let) -> tuple[Var, Expr] | None:
+    def visit_let(self, let: Let) -> Expr:
+        return self.rewrite_let_chain(let, self._inline_pure)
+
+    def _inline_pure(self, let: Let) -> Expr | None:
         var = let.var
         self.binding.add(var)
         value = self.visit(let.value)
         self.binding.discard(var)
         if not self.pure.get(var, False):
-            return var, value
+            return value
         if var in self.recursive:
             value = Let(var, value, var)
-        # Every later use of the variable reads the value from the memo table.
+        # Dropped: every later use of the variable reads the value from the memo table.
         self.memo_map[var] = value
         return None
 

@@ -133,6 +133,23 @@ def _reshape_to(x: Expr, dims: Sequence, ctx: Ctx, what: str) -> Expr:
     return _op.reshape(x, [-1 if isinstance(d, Any) else int(d) for d in dims])
 
 
+def _flatten_axis(attrs: Attrs, rank: int, ctx: Ctx) -> int:
+    """ONNX's flattening ``axis`` (default 1) as 0..rank: the axes before it become the rows."""
+    axis = attrs.get("axis", 1)
+    if not -rank <= axis <= rank:
+        raise ctx.error(f"axis {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def _flatten_2d(x: Expr, shape: Sequence, axis: int, ctx: Ctx) -> Expr:
+    """``x`` as a matrix: the axes before ``axis`` form the rows, the others the columns."""
+    rows, cols = _prod(shape[:axis]), _prod(shape[axis:])
+    if rows is None and cols is None:
+        raise ctx.error(f"flattening a shape of {tuple(shape)} to 2-D around axis {axis} "
+                        f"needs static extents on one side")
+    return _op.reshape(x, [-1 if rows is None else rows, -1 if cols is None else cols])
+
+
 def _dtype_limits(dtype: str) -> tuple[float, float]:
     dt = np.dtype(dtype)
     if dt.kind == "f":
@@ -1021,18 +1038,10 @@ class _SoftmaxLike(OnnxOpConverter):
     def _impl_v1(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
         x = _need(inputs, 0, ctx, "input")
         shape = ctx.shape(x)
-        rank = len(shape)
-        axis = attrs.get("axis", 1)
-        axis = axis + rank if axis < 0 else axis
-        if not 0 <= axis <= rank:
-            raise ctx.error(f"axis {attrs.get('axis', 1)} is out of range for rank {rank}")
-        if axis == rank - 1:
+        axis = _flatten_axis(attrs, len(shape), ctx)
+        if axis == len(shape) - 1:
             return cls.build(x, -1)
-        rows, cols = _prod(shape[:axis]), _prod(shape[axis:])
-        if rows is None and cols is None:
-            raise ctx.error(f"flattening a shape of {tuple(shape)} to 2-D around axis {axis} "
-                            f"needs static extents on one side")
-        flat = _op.reshape(x, [-1 if rows is None else rows, -1 if cols is None else cols])
+        flat = _flatten_2d(x, shape, axis, ctx)
         return _reshape_to(cls.build(flat, 1), shape, ctx, "restoring the input's shape")
 
     @classmethod
@@ -1080,18 +1089,10 @@ class Flatten(OnnxOpConverter):
     def _impl_v1(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
         x = _need(inputs, 0, ctx, "input")
         shape = ctx.shape(x)
-        rank = len(shape)
-        axis = attrs.get("axis", 1)
-        axis = axis + rank if axis < 0 else axis
-        if not 0 <= axis <= rank:
-            raise ctx.error(f"axis {attrs.get('axis', 1)} is out of range for rank {rank}")
+        axis = _flatten_axis(attrs, len(shape), ctx)
         if axis == 1:
             return _nn.batch_flatten(x)
-        rows, cols = _prod(shape[:axis]), _prod(shape[axis:])
-        if rows is None and cols is None:
-            raise ctx.error(f"flattening {tuple(shape)} at axis {axis} needs static extents on "
-                            f"one side")
-        return _op.reshape(x, [-1 if rows is None else rows, -1 if cols is None else cols])
+        return _flatten_2d(x, shape, axis, ctx)
 
 
 @_register()

@@ -315,11 +315,13 @@ class _Comparer:
                 raise self.fail(path, "different free variables", a, b)
             if a is b and not self.renamed and not self.map_free_vars:
                 continue
-            if ta is Call:
+            if ta in _SHAREABLE:
+                # A pair of shared subexpressions is compared once, however many uses lead to it.
                 key = (id(a), id(b))
                 if key in seen:
                     continue
                 seen.add(key)
+            if ta is Call:
                 aa, ba = a.args, b.args  # type: ignore[attr-defined]
                 n = len(aa)
                 if n != len(ba):
@@ -348,19 +350,11 @@ class _Comparer:
                 if da is not db and da.tobytes() != db.tobytes():
                     raise self.fail(self.sub(path, ".data"), "values differ", a, b)
             elif ta is Let:
-                key = (id(a), id(b))
-                if key in seen:
-                    continue
-                seen.add(key)
                 self.bind_var(a.var, b.var, self.sub(path, ".var"))  # type: ignore[attr-defined]
                 push((_EXIT, ((a.var,), ()), None))  # type: ignore[attr-defined]
                 push((a.body, b.body, self.sub(path, ".body")))  # type: ignore[attr-defined]
                 push((a.value, b.value, self.sub(path, ".value")))  # type: ignore[attr-defined]
             elif ta is Tuple:
-                key = (id(a), id(b))
-                if key in seen:
-                    continue
-                seen.add(key)
                 fa, fb = a.fields, b.fields  # type: ignore[attr-defined]
                 if len(fa) != len(fb):
                     raise self.fail(path, f"tuples of {len(fa)} vs {len(fb)} fields", a, b)
@@ -374,18 +368,10 @@ class _Comparer:
                 if a.name_hint != b.name_hint:  # type: ignore[attr-defined]
                     raise self.fail(path, f"@{a.name_hint} vs @{b.name_hint}", a, b)  # type: ignore[attr-defined]
             elif ta is Function:
-                key = (id(a), id(b))
-                if key in seen:
-                    continue
-                seen.add(key)
                 self.function_header(a, b, path)  # type: ignore[arg-type]
                 push((_EXIT, (a.params, a.type_params), None))  # type: ignore[attr-defined]
                 push((a.body, b.body, self.sub(path, ".body")))  # type: ignore[attr-defined]
             elif ta is If:
-                key = (id(a), id(b))
-                if key in seen:
-                    continue
-                seen.add(key)
                 push((a.false_branch, b.false_branch, self.sub(path, ".false_branch")))  # type: ignore[attr-defined]
                 push((a.true_branch, b.true_branch, self.sub(path, ".true_branch")))  # type: ignore[attr-defined]
                 push((a.cond, b.cond, self.sub(path, ".cond")))  # type: ignore[attr-defined]
@@ -451,6 +437,9 @@ class _Comparer:
             self.run(a[name], b[name], self.sub(path, f".{name}"))
         self.reset()
 
+
+_SHAREABLE = frozenset({Call, Let, Tuple, Function, If})
+"""The kinds whose pairs are remembered in ``seen``: comparing them again would repeat work."""
 
 _TYPE_CLASSES = frozenset({TensorType, TupleType, FuncType, TypeVar, GlobalTypeVar, IncompleteType, RefType})
 

@@ -153,6 +153,20 @@ class _ConvParams:
         self.out_pos = [_NCHW.index(a) for a, _ in out.axes]
         self.out_dtype = attr_dtype(attrs.out_dtype, "out_dtype", op_name, allow_empty=True)
 
+    def out_type(self, nchw: Sequence[Dim], data_dtype: str) -> TensorType:
+        """The result type, from its NCHW dimensions, in the output layout."""
+        return TensorType([nchw[k] for k in self.out_pos], self.out_dtype or data_dtype)
+
+
+def _data_and_weight(arg_types: Sequence[Type], op: str) -> tuple[TensorType, TensorType]:
+    """The two operands of a convolution: 4-D tensors of one dtype."""
+    data = expect_tensor(arg_types[0], f"{op}: data")
+    weight = expect_tensor(arg_types[1], f"{op}: weight")
+    expect_rank(data, 4, op, "data")
+    expect_rank(weight, 4, op, "weight")
+    expect_same_dtype(data, weight, op, "data", "weight")
+    return data, weight
+
 
 def _spatial(n: Dim, k: Dim, stride: int, pad: int, dilation: int, op_name: str, axis: str) -> Dim:
     if is_any(n) or is_any(k):
@@ -177,11 +191,7 @@ def _check_attr_shape(attrs: Attrs, op_name: str, channels: Dim, kh: Dim, kw: Di
 
 def _conv2d_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
     op = "nn.conv2d"
-    data = expect_tensor(arg_types[0], f"{op}: data")
-    weight = expect_tensor(arg_types[1], f"{op}: weight")
-    expect_rank(data, 4, op, "data")
-    expect_rank(weight, 4, op, "weight")
-    expect_same_dtype(data, weight, op, "data", "weight")
+    data, weight = _data_and_weight(arg_types, op)
     p = _ConvParams(attrs, op, "OIHW")
     n, c, h, w = (data.shape[k] for k in p.data_pos)
     o, i, kh, kw = (weight.shape[k] for k in p.kernel_pos)
@@ -195,17 +205,12 @@ def _conv2d_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
     pt, pl, pb, pr = p.padding
     oh = _spatial(h, kh, p.strides[0], pt + pb, p.dilation[0], op, "H")
     ow = _spatial(w, kw, p.strides[1], pl + pr, p.dilation[1], op, "W")
-    out = (n, o, oh, ow)
-    return TensorType([out[k] for k in p.out_pos], p.out_dtype or data.dtype)
+    return p.out_type((n, o, oh, ow), data.dtype)
 
 
 def _conv2d_transpose_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
     op = "nn.conv2d_transpose"
-    data = expect_tensor(arg_types[0], f"{op}: data")
-    weight = expect_tensor(arg_types[1], f"{op}: weight")
-    expect_rank(data, 4, op, "data")
-    expect_rank(weight, 4, op, "weight")
-    expect_same_dtype(data, weight, op, "data", "weight")
+    data, weight = _data_and_weight(arg_types, op)
     p = _ConvParams(attrs, op, "IOHW")
     oph, opw = attr_ints(attrs.output_padding, "output_padding", op, length=2, minimum=0)
     n, c, h, w = (data.shape[k] for k in p.data_pos)
@@ -231,8 +236,7 @@ def _conv2d_transpose_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
         if size < 1:
             raise fail(op, f"padding {p.padding} leaves no output along {axis}")
         spatial.append(size)
-    out = (n, o, spatial[0], spatial[1])
-    return TensorType([out[k] for k in p.out_pos], p.out_dtype or data.dtype)
+    return p.out_type((n, o, spatial[0], spatial[1]), data.dtype)
 
 
 # --- kernels ------------------------------------------------------------------------------------

@@ -595,7 +595,12 @@ def test_reduce_all_axes_by_default():
 
 
 def test_reduce_noop_with_empty_axes():
-    check([node("ReduceSum", noop_with_empty_axes=1)], {"x": randn(2, 3)})
+    # The ONNX spec makes this the identity.  onnxruntime 1.23 (the newest for
+    # Python 3.10) fails on it, so the reference is the spec, not onnxruntime.
+    x = randn(2, 3)
+    model = make_model([node("ReduceSum", noop_with_empty_axes=1)], {"x": x})
+    (got,) = run_relay(model, {"x": x})
+    np.testing.assert_array_equal(got, x)
 
 
 @pytest.mark.parametrize("op_type", ["ArgMax", "ArgMin"])

@@ -128,6 +128,11 @@ def test_max_pool_with_dilation():
 @pytest.mark.parametrize("count_include_pad", [0, 1])
 @pytest.mark.parametrize("kernel, strides, pads, ceil_mode", POOLS)
 def test_average_pool(kernel, strides, pads, ceil_mode, count_include_pad):
+    ort_version = tuple(int(p) for p in ort.__version__.split(".")[:2])
+    if ceil_mode and count_include_pad and ort_version < (1, 31):
+        # onnxruntime 1.23 (the newest for Python 3.10) divides ceil-mode edge windows by a
+        # different count; 1.31 agrees with Relay and with the loop reference in test_ops_nn.
+        pytest.skip(f"onnxruntime {ort.__version__} miscounts ceil-mode windows with padding")
     x = randn(2, 3, 9, 8)
     want = run_onnx("AveragePool", {"x": x},
                     dict(kernel_shape=kernel, strides=strides, pads=pads, ceil_mode=ceil_mode,

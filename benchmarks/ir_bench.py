@@ -26,8 +26,8 @@ from _workloads import best_cpu_seconds, format_table, us
 from relaypass import relay
 from relaypass.functor import ExprMutator, ExprVisitor, MixedModeMutator
 from relaypass.ir import Call, Function, IRModule, Op
-from relaypass.ir.parser import parse
 from relaypass.ir.structural import structural_hash
+from relaypass.ir.text.parser import parse
 
 AIMS = {"visit": 3.0, "rewrite": 3.0, "print": 15.0, "parse": 15.0}
 

@@ -45,9 +45,9 @@ TO_GET_PASS = (
 
 def _seconds_per_pass(n_passes: int, repeat: int, instrumented: bool) -> float:
     from relaypass import relay
-    from relaypass.instrument import PassInstrument
     from relaypass.ir import IRModule
     from relaypass.transform import PassContext, Sequential, module_pass
+    from relaypass.transform.instrument import PassInstrument
 
     x = relay.var("x", shape=(4,))
     mod = IRModule.from_expr(relay.Function([x], relay.add(x, x)))

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from relaypass import assert_structural_equal, load, relay
-from relaypass.bisect import bisect_pipeline
 from relaypass.testing.inputs import random_inputs
+from relaypass.tools.bisect import bisect_pipeline
 from relaypass.transform import function_pass, parse_pipeline, register_pass, unregister_pass
 
 if sys.version_info >= (3, 11):
@@ -83,7 +83,7 @@ passes = ["InferType", "SimplifyInference", "FoldConstant", "FuseOps"]
 
 
 def relaypass(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "relaypass.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "relaypass.tools.cli", *map(str, args)],
                           capture_output=True, text=True, env={**os.environ, **ENV}, cwd=cwd)
 
 

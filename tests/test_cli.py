@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 
 from relaypass import load, parse
-from relaypass.instrument import PassInstrument
-from relaypass.schedule import resolve_schedule, runnable
+from relaypass.tools.schedule import resolve_schedule, runnable
 from relaypass.transform import PassContext, read_pipeline
+from relaypass.transform.instrument import PassInstrument
 
 ROOT = Path(__file__).resolve().parent.parent
 PIPELINES = ROOT / "examples" / "pipelines"
@@ -53,7 +53,7 @@ def relaypass(*args: object, env: dict[str, str] | None = None, cwd: Path | None
               **kwargs) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     cwd = cwd or (_SCRATCH[-1] if _SCRATCH else None)
-    return subprocess.run([sys.executable, "-m", "relaypass.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "relaypass.tools.cli", *map(str, args)],
                           capture_output=True, text=True, env=full_env, cwd=cwd, **kwargs)
 
 
@@ -208,7 +208,7 @@ def test_passes_and_instruments_tables_and_json():
 def test_listing_reads_manifests_only():
     code = (
         "import sys\n"
-        "from relaypass.cli import main\n"
+        "from relaypass.tools.cli import main\n"
         "assert main(['passes']) == 0 and main(['instruments', '--json']) == 0\n"
         "print(sorted(m for m in sys.modules if m.startswith(('relaypass_std', "
         "'relaypass_instruments', 'numpy', 'relaypass.ir'))), file=sys.stderr)\n"
@@ -370,7 +370,7 @@ def test_progress_line_only_on_a_terminal():
 
     master, slave = pty.openpty()
     try:
-        proc = subprocess.run([sys.executable, "-m", "relaypass.cli", "run", PIPELINES / "O3.toml",
+        proc = subprocess.run([sys.executable, "-m", "relaypass.tools.cli", "run", PIPELINES / "O3.toml",
                                MLP], stdout=subprocess.PIPE, stderr=slave, text=True)
         os.close(slave)
         slave = -1

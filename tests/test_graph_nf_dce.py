@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from program_helpers import assert_same_values, run_quietly
 
 from relaypass import relay
+from relaypass.analysis.purity import let_purity
 from relaypass.functor import post_order_visit
 from relaypass.interp import create_executor
 from relaypass.ir import IRModule, Op
@@ -17,7 +18,6 @@ from relaypass.relay.analysis import well_formed
 from relaypass.testing.strategies import available_op_uses, modules, random_inputs
 from relaypass.transform import PassInfo
 from relaypass_std.dead_code_elimination import DeadCodeElimination, dead_code_elimination
-from relaypass_std.purity import let_purity
 from relaypass_std.to_a_normal_form import ToANormalForm
 from relaypass_std.to_graph_normal_form import ToGraphNormalForm
 

@@ -38,7 +38,7 @@ from relaypass_std.infer_type import (
     infer_type_expr,
     infer_type_module,
 )
-from relaypass_std.type_solver import TypeSolver
+from relaypass_std.infer_type.solver import TypeSolver
 
 F32 = relay.scalar_type("float32")
 I32 = relay.scalar_type("int32")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from relaypass import relay
-from relaypass.instrument import PassInstrument, pass_instrument
 from relaypass.ir import IRModule
 from relaypass.transform import (
     PassContext,
@@ -14,6 +13,7 @@ from relaypass.transform import (
     register_pass,
     unregister_pass,
 )
+from relaypass.transform.instrument import PassInstrument, pass_instrument
 
 
 def _module() -> IRModule:
@@ -282,8 +282,8 @@ def test_instruments_see_the_module_before_and_after():
 
 
 def test_registered_instruments_are_attributes_of_the_instrument_module():
-    import relaypass.instrument as instrument_module
-    from relaypass.instrument import PassTimingInstrument
+    import relaypass.transform.instrument as instrument_module
+    from relaypass.transform.instrument import PassTimingInstrument
 
     timing = PassTimingInstrument()
     assert isinstance(timing, PassInstrument)

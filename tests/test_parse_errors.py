@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from relaypass.errors import ParseError, RelayPassError
-from relaypass.ir.parser import parse, parse_expr
+from relaypass.ir.text.parser import parse, parse_expr
 
 SOURCE = "model.relay"
 HEAD = "def @main(%x: Tensor[(1, 3), float32], %w: Tensor[(4, 3, 3, 3), float32]) {\n"

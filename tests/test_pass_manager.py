@@ -9,11 +9,6 @@ import pytest
 from relaypass import relay
 from relaypass.errors import RelayPassError, TypeInferenceError
 from relaypass.ir import Function, IRModule
-from relaypass.plugins.errors import (
-    DependencyCycleError,
-    DuplicatePassError,
-    MissingDependencyError,
-)
 from relaypass.transform import (
     ConfigKey,
     ConfigTypeError,
@@ -31,6 +26,11 @@ from relaypass.transform import (
     module_pass,
     register_pass,
     unregister_pass,
+)
+from relaypass.transform.errors import (
+    DependencyCycleError,
+    DuplicatePassError,
+    MissingDependencyError,
 )
 
 

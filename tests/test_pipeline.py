@@ -10,7 +10,6 @@ import pytest
 
 from relaypass import relay
 from relaypass.errors import RelayPassError
-from relaypass.instrument import PassInstrument
 from relaypass.ir import IRModule
 from relaypass.transform import (
     ConfigKey,
@@ -26,6 +25,7 @@ from relaypass.transform import (
     unregister_instrument,
     unregister_pass,
 )
+from relaypass.transform.instrument import PassInstrument
 
 
 def _module() -> IRModule:

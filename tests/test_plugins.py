@@ -21,22 +21,9 @@ from pathlib import Path
 import pytest
 
 from relaypass import relay
-from relaypass.instrument import PassInstrument
 from relaypass.ir import IRModule
 from relaypass.plugins import hookimpl, register_plugin, unregister_plugin
-from relaypass.plugins.errors import (
-    DependencyCycleError,
-    DuplicatePassError,
-    ManifestError,
-    MissingDependencyError,
-    OptionError,
-    PassNotFoundError,
-    PluginBuildError,
-    PluginHookError,
-    PluginImportError,
-)
 from relaypass.plugins.manifest import MANIFEST_NAME, parse_manifest
-from relaypass.plugins.specs import Origin, PassSpec
 from relaypass.transform import (
     PassContext,
     get_instrument,
@@ -48,6 +35,19 @@ from relaypass.transform import (
     register_instrument,
     unregister_instrument,
 )
+from relaypass.transform.errors import (
+    DependencyCycleError,
+    DuplicatePassError,
+    ManifestError,
+    MissingDependencyError,
+    OptionError,
+    PassNotFoundError,
+    PluginBuildError,
+    PluginHookError,
+    PluginImportError,
+)
+from relaypass.transform.instrument import PassInstrument
+from relaypass.transform.specs import Origin, PassSpec
 
 PASS_MODULE = '''
 from relaypass.transform import module_pass
@@ -430,7 +430,7 @@ import json, sys
 from relaypass import relay
 from relaypass.ir import IRModule
 from relaypass.transform import get_pass, list_instruments, list_passes, load_pipeline
-from relaypass.plugins.errors import PassNotFoundError
+from relaypass.transform.errors import PassNotFoundError
 
 report = {
     "passes": {s.name: [s.distribution, s.version] for s in list_passes()},

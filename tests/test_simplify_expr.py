@@ -15,13 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from program_helpers import assert_same_values, run_quietly
 
 from relaypass import relay
-from relaypass.interp import create_executor
-from relaypass.ir import IRModule
-from relaypass.ir.structural import assert_structural_equal
-from relaypass.relay.analysis import well_formed
-from relaypass.testing.strategies import modules, random_inputs
-from relaypass.transform import PassInfo
-from relaypass_std.dataflow_pattern import (
+from relaypass.dataflow_pattern import (
     CallPattern,
     OpPattern,
     Rewrite,
@@ -29,6 +23,12 @@ from relaypass_std.dataflow_pattern import (
     Wildcard,
     rewrite_patterns,
 )
+from relaypass.interp import create_executor
+from relaypass.ir import IRModule
+from relaypass.ir.structural import assert_structural_equal
+from relaypass.relay.analysis import well_formed
+from relaypass.testing.strategies import modules, random_inputs
+from relaypass.transform import PassInfo
 from relaypass_std.simplify_expr import SimplifyExpr, simplify_expr
 
 

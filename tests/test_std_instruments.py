@@ -16,7 +16,6 @@ import pytest
 import relaypass
 from relaypass import relay, structural_equal
 from relaypass.errors import RelayPassError
-from relaypass.instrument import PassInstrument
 from relaypass.ir.expr import Function, Let, Var, set_checked_type
 from relaypass.ir.module import IRModule
 from relaypass.ir.types import TensorType
@@ -29,6 +28,7 @@ from relaypass.transform import (
     register_pass,
     unregister_pass,
 )
+from relaypass.transform.instrument import PassInstrument
 from relaypass_instruments.dump_ir import DumpIR, dump_file_name
 from relaypass_instruments.ir_diff import PrintChanged
 from relaypass_instruments.options import InstrumentOptionError

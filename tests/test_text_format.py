@@ -47,8 +47,8 @@ from relaypass.ir import (
     set_checked_type,
     structural_equal,
 )
-from relaypass.ir.parser import parse, parse_expr
-from relaypass.ir.printer import type_to_text
+from relaypass.ir.text.parser import parse, parse_expr
+from relaypass.ir.text.printer import type_to_text
 from relaypass.testing.strategies import modules, programs
 
 F32 = TensorType((1, 3), "float32")

@@ -13,10 +13,10 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "IRModule": ("relaypass.ir.module", "IRModule"),
-    "parse": ("relaypass.ir.parser", "parse"),
-    "parse_expr": ("relaypass.ir.parser", "parse_expr"),
-    "load": ("relaypass.ir.io", "load"),
-    "save": ("relaypass.ir.io", "save"),
+    "parse": ("relaypass.ir.text.parser", "parse"),
+    "parse_expr": ("relaypass.ir.text.parser", "parse_expr"),
+    "load": ("relaypass.ir.text.io", "load"),
+    "save": ("relaypass.ir.text.io", "save"),
     "ParseError": ("relaypass.errors", "ParseError"),
     "RelayPassError": ("relaypass.errors", "RelayPassError"),
     "TypeInferenceError": ("relaypass.errors", "TypeInferenceError"),

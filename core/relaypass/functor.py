@@ -37,7 +37,6 @@ from .ir.expr import (
     Tuple,
     TupleGetItem,
     Var,
-    children,
 )
 from .ir.op import Op
 
@@ -380,26 +379,3 @@ class MixedModeMutator(ExprMutator):
 
     def visit_tuple_getitem(self, tgi: TupleGetItem) -> Expr:
         return self.rewrite_tuple_getitem(tgi, ExprMutator.visit_tuple_getitem(self, tgi))
-
-
-def post_order_visit(expr: Expr, fvisit: Callable[[Expr], Any]) -> None:
-    """Call ``fvisit`` on every node reachable from ``expr``, children first, each once.
-
-    Goes into every kind of node (function bodies, let bindings, branches),
-    with an explicit stack, so any depth of nesting is fine.
-    """
-    visited: set[int] = set()
-    stack: list[tuple[Expr, bool]] = [(expr, False)]
-    while stack:
-        node, expanded = stack.pop()
-        key = id(node)
-        if expanded:
-            fvisit(node)
-            continue
-        if key in visited:
-            continue
-        visited.add(key)
-        stack.append((node, True))
-        for kid in reversed(children(node)):
-            if id(kid) not in visited:
-                stack.append((kid, False))

@@ -22,6 +22,7 @@ from data without types.  Everything runs on explicit stacks and loops: a
 
 from __future__ import annotations
 
+from relaypass.analysis.purity import PurityAnalysis
 from relaypass.functor import ExprMutator
 from relaypass.ir.expr import (
     Call,
@@ -40,8 +41,6 @@ from relaypass.ir.expr import (
 )
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
-
-from .purity import PurityAnalysis
 
 __all__ = ["DeadCodeElimination", "dead_code_elimination"]
 

@@ -279,7 +279,7 @@ def fold_constant(expr: Expr, mod: IRModule | None = None) -> Expr:
 
 
 def _free_vars(expr: Expr) -> list[Var]:
-    from relaypass.relay.analysis import free_vars
+    from relaypass.analysis import free_vars
 
     return free_vars(expr)
 

@@ -34,6 +34,12 @@ from __future__ import annotations
 
 from typing import Any as _AnyT
 
+from relaypass.analysis.forward_graph import (
+    IndexedForwardGraph,
+    build_forward_graph,
+    is_opaque_function,
+)
+from relaypass.analysis.graph_partition import GraphPartitioner
 from relaypass.errors import RelayPassError
 from relaypass.gc_pause import gc_paused
 from relaypass.ir.attrs import Attrs
@@ -55,9 +61,6 @@ from relaypass.ir.expr import (
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.types import FuncType, TensorType, Type
-
-from .forward_graph import IndexedForwardGraph, build_forward_graph, is_opaque_function
-from .graph_partition import GraphPartitioner
 
 __all__ = ["FuseOps", "FuseOpsError", "fuse_ops"]
 

@@ -53,14 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from relaypass.ir.expr import Call, Constant, Expr, Function
-from relaypass.ir.module import IRModule
-from relaypass.ir.op import Op, make_call
-from relaypass.ir.op import OpPattern as FusionPattern
-from relaypass.ir.types import TensorType
-from relaypass.op.layout import Layout
-
-from .dataflow_pattern import (
+from relaypass.dataflow_pattern import (
     CallPattern,
     ConstantPattern,
     Match,
@@ -68,9 +61,17 @@ from .dataflow_pattern import (
     OpPattern,
     Rewrite,
     Wildcard,
-    module_type_inference,
     rewrite_patterns,
 )
+from relaypass.ir.expr import Call, Constant, Expr, Function
+from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op, make_call
+from relaypass.ir.op import OpPattern as FusionPattern
+from relaypass.ir.types import TensorType
+from relaypass.op.layout import Layout
+
+from .fold_constant import fold_constant
+from .infer_type import infer_type_expr
 
 __all__ = ["SimplifyExpr", "simplify_expr", "simplify_expr_rewrites"]
 
@@ -134,8 +135,6 @@ def _fits(dtype: str, low: float, high: float) -> bool:
 
 
 def _fold(expr: Expr) -> Expr:
-    from .fold_constant import fold_constant
-
     return fold_constant(expr)
 
 
@@ -492,7 +491,10 @@ def simplify_expr_rewrites() -> list[Rewrite]:
 
 def simplify_expr(func: Function, mod: IRModule | None = None) -> Function:
     """``func`` simplified; ``mod`` resolves its global calls when it is typed again."""
-    return rewrite_patterns(simplify_expr_rewrites(), func, module_type_inference(mod))
+    def infer(f: Function) -> Function:
+        return infer_type_expr(f, mod)
+
+    return rewrite_patterns(simplify_expr_rewrites(), func, infer)
 
 
 def SimplifyExpr():  # noqa: N802

@@ -22,6 +22,7 @@ nesting of Ifs, functions and let-bound values inside values.
 
 from __future__ import annotations
 
+from relaypass.analysis.binding_scopes import BindingScopes, Scope, binding_scopes, flat_scopes
 from relaypass.ir.expr import (
     Call,
     Constant,
@@ -39,8 +40,6 @@ from relaypass.ir.expr import (
 )
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
-
-from .binding_scopes import BindingScopes, Scope, binding_scopes, flat_scopes
 
 __all__ = ["ToANormalForm", "to_a_normal_form"]
 

@@ -20,11 +20,10 @@ so 100,000 nested lets are fine.
 
 from __future__ import annotations
 
+from relaypass.analysis.purity import PurityAnalysis
 from relaypass.functor import ExprMutator
 from relaypass.ir.expr import Expr, Function, Let, Var
 from relaypass.ir.module import IRModule
-
-from .purity import PurityAnalysis
 
 __all__ = ["ToGraphNormalForm", "to_graph_normal_form"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import re
 
-from relaypass.instrument import PassInstrument
+from relaypass.transform.instrument import PassInstrument
 
 from .options import InstrumentOptionError, flag, pass_names
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 
-from relaypass.instrument import PassInstrument
+from relaypass.transform.instrument import PassInstrument
 
 from .options import Output, count
 

@@ -12,7 +12,7 @@ text comment), so a printout can be pasted back into the parser.
 
 from __future__ import annotations
 
-from relaypass.instrument import PassInstrument
+from relaypass.transform.instrument import PassInstrument
 
 from .options import Output, pass_names
 

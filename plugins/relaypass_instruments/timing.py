@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from time import perf_counter_ns
 
-from relaypass.instrument import PassInstrument
+from relaypass.transform.instrument import PassInstrument
 
 from .options import Output, flag
 

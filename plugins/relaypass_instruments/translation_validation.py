@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 
 from relaypass.errors import RelayPassError
-from relaypass.instrument import PassInstrument
 from relaypass.interp import Closure, Interpreter, RefValue
 from relaypass.ir.expr import Function
 from relaypass.testing.inputs import random_inputs
+from relaypass.transform.instrument import PassInstrument
 
 from .options import InstrumentOptionError, count, pass_names
 

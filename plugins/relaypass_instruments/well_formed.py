@@ -9,9 +9,9 @@ pass that broke it and shows the offending expression.
 What "well formed" means here, per global function:
 
 - every variable is bound once and used only inside the scope that binds it
-  (:func:`relaypass.relay.analysis.ill_formed_reason`);
+  (:func:`relaypass.analysis.ill_formed_reason`);
 - no free variables: every variable is a parameter or let-bound (what
-  :func:`relaypass.relay.analysis.free_vars` reports, found in the checker's
+  :func:`relaypass.analysis.free_vars` reports, found in the checker's
   own walk);
 - every global function it refers to is defined in the module;
 - types are consistent where type inference has filled ``checked_type``: a
@@ -27,13 +27,13 @@ lookup per function.
 
 from __future__ import annotations
 
+from relaypass.analysis import ill_formed_reason
 from relaypass.errors import RelayPassError
 from relaypass.functor import post_order_visit
-from relaypass.instrument import PassInstrument
 from relaypass.ir.expr import Expr, Function, GlobalVar, Let, Var, children
 from relaypass.ir.summary import clip, short_text, type_text
 from relaypass.ir.types import FuncType, IncompleteType, RefType, TupleType, Type
-from relaypass.relay.analysis import ill_formed_reason
+from relaypass.transform.instrument import PassInstrument
 
 from .options import flag
 

@@ -46,7 +46,7 @@ class Expr(Node):
 
     def astext(self, show_meta_data: bool = True) -> str:
         """The Relay text form of this expression."""
-        from .printer import astext
+        from .text.printer import astext
 
         return astext(self, show_meta_data=show_meta_data)
 

@@ -44,7 +44,7 @@ class IRModule:
         """A module whose ``main`` is ``expr`` (wrapped in a function of its free variables)."""
         mod = IRModule(functions)
         if not isinstance(expr, Function):
-            from ..relay.analysis import free_vars
+            from .variables import free_vars
 
             expr = Function(free_vars(expr), expr)
         mod["main"] = expr
@@ -159,7 +159,7 @@ class IRModule:
     # --- text -------------------------------------------------------------
     def astext(self, show_meta_data: bool = True) -> str:
         """The Relay text form of the module."""
-        from .printer import astext
+        from .text.printer import astext
 
         return astext(self, show_meta_data=show_meta_data)
 

@@ -57,7 +57,7 @@ class Type(Node):
     __slots__ = ("span",)
 
     def astext(self) -> str:
-        from .printer import type_to_text
+        from .text.printer import type_to_text
 
         return type_to_text(self)
 

@@ -13,27 +13,27 @@ import importlib
 from typing import Any
 
 _LAZY = {
-    "GROUP": "discovery",
-    "MANIFEST_NAME": "manifest",
-    "discover": "discovery",
-    "hookimpl": "hookspecs",
-    "hookspec": "hookspecs",
-    "register_plugin": "manager",
-    "unregister_plugin": "manager",
-    "PassSpec": "specs",
-    "InstrumentSpec": "specs",
-    "OptionSpec": "specs",
-    "Origin": "specs",
-    "PluginError": "errors",
-    "ManifestError": "errors",
-    "PluginHookError": "errors",
-    "PluginImportError": "errors",
-    "PluginBuildError": "errors",
-    "DuplicatePassError": "errors",
-    "MissingDependencyError": "errors",
-    "DependencyCycleError": "errors",
-    "PassNotFoundError": "errors",
-    "OptionError": "errors",
+    "GROUP": "relaypass.plugins.discovery",
+    "MANIFEST_NAME": "relaypass.plugins.manifest",
+    "discover": "relaypass.plugins.discovery",
+    "hookimpl": "relaypass.plugins.hookspecs",
+    "hookspec": "relaypass.plugins.hookspecs",
+    "register_plugin": "relaypass.plugins.manager",
+    "unregister_plugin": "relaypass.plugins.manager",
+    "PassSpec": "relaypass.transform.specs",
+    "InstrumentSpec": "relaypass.transform.specs",
+    "OptionSpec": "relaypass.transform.specs",
+    "Origin": "relaypass.transform.specs",
+    "PluginError": "relaypass.transform.errors",
+    "ManifestError": "relaypass.transform.errors",
+    "PluginHookError": "relaypass.transform.errors",
+    "PluginImportError": "relaypass.transform.errors",
+    "PluginBuildError": "relaypass.transform.errors",
+    "DuplicatePassError": "relaypass.transform.errors",
+    "MissingDependencyError": "relaypass.transform.errors",
+    "DependencyCycleError": "relaypass.transform.errors",
+    "PassNotFoundError": "relaypass.transform.errors",
+    "OptionError": "relaypass.transform.errors",
 }
 
 __all__ = sorted([*_LAZY, "get_plugin_manager"])
@@ -43,7 +43,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'relaypass.plugins' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"relaypass.plugins.{module}"), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import pluggy
 
-from .errors import PluginError
-from .specs import InstrumentSpec, PassSpec
+from ..transform.errors import PluginError
+from ..transform.specs import InstrumentSpec, PassSpec
 
 PROJECT = "relaypass"
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pluggy
 
+from ..transform.specs import IN_PROCESS as IN_PROCESS_NAME
+from ..transform.specs import Declarations, InstrumentSpec, PassSpec
 from . import hookspecs
 from .discovery import DiscoveredPlugin
 from .hookspecs import hookimpl
-from .specs import IN_PROCESS as IN_PROCESS_NAME
-from .specs import Declarations, InstrumentSpec, PassSpec
 
 
 class ManifestPlugin:

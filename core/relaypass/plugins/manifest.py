@@ -51,8 +51,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from ..transform.config import VALUE_TYPES, ConfigKey, coerce_value, describe_type
-from .errors import ManifestError
-from .specs import PASS_KINDS, Declarations, InstrumentSpec, OptionSpec, Origin, PassSpec
+from ..transform.errors import ManifestError
+from ..transform.specs import PASS_KINDS, Declarations, InstrumentSpec, OptionSpec, Origin, PassSpec
 
 MANIFEST_NAME = "relaypass-plugin.toml"
 FORMAT = 1

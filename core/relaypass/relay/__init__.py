@@ -22,8 +22,10 @@ from ..ir.expr import (
     TupleGetItem,
     Var,
 )
+from ..ir.expr_builders import const, var
 from ..ir.module import IRModule
 from ..ir.op import Op
+from ..ir.scope_builder import ScopeBuilder
 from ..ir.types import (
     Any,
     FuncType,
@@ -39,8 +41,6 @@ from ..ir.types import (
 from ..op import *  # noqa: F403
 from ..op import nn
 from . import analysis
-from .expr_builders import const, var
-from .scope_builder import ScopeBuilder
 
 RelayExpr = Expr
 

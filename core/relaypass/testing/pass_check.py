@@ -349,7 +349,7 @@ class _Checker:
             raise fail("well_typed", f"@main had type {before_ty.astext()} and now has type "
                        f"{after_ty.astext()}", out)
 
-        from ..compare import compare_outputs, flatten_outputs
+        from .compare import compare_outputs, flatten_outputs
 
         for k, args in enumerate(arguments):
             where = f"on random_inputs(program, seed={self.seed + k})"
@@ -418,7 +418,7 @@ class _Snapshot:
     """
 
     def __init__(self, mod: IRModule) -> None:
-        from ..ir.parser import parse
+        from ..ir.text.parser import parse
 
         self.bindings = list(mod.items())
         self.attrs = mod.attrs
@@ -456,8 +456,8 @@ class _Snapshot:
 
 def _ill_formed(mod: IRModule) -> str:
     """Why ``mod`` is ill formed, or '' when it is well formed."""
+    from ..analysis import free_vars, ill_formed_reason
     from ..functor import post_order_visit
-    from ..relay.analysis import free_vars, ill_formed_reason
 
     for gv, func in mod.items():
         if not isinstance(func, Function):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .config import ConfigKey, PassConfig
 
 if TYPE_CHECKING:
-    from ..instrument import PassInstrument
+    from .instrument import PassInstrument
 
 
 class _Stack(threading.local):
@@ -174,7 +174,7 @@ def _instrument_list(instruments: Iterable[Any] | None) -> list[Any]:
         return []
     if isinstance(instruments, (str, bytes)) or not isinstance(instruments, Iterable):
         raise TypeError(f"instruments must be a list of PassInstrument, not {instruments!r}")
-    from ..instrument import PassInstrument
+    from .instrument import PassInstrument
 
     out = list(instruments)
     for pi in out:

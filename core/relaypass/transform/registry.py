@@ -29,9 +29,9 @@ from .passes import FunctionPass, Pass, Sequential, add_note
 if TYPE_CHECKING:
     import pluggy
 
-    from ..instrument import PassInstrument
-    from ..plugins.errors import PluginError
-    from ..plugins.specs import InstrumentSpec, OptionSpec, Origin, PassSpec
+    from .errors import PluginError
+    from .instrument import PassInstrument
+    from .specs import InstrumentSpec, OptionSpec, Origin, PassSpec
 
 
 @dataclass
@@ -109,8 +109,8 @@ class Registry:
 
     def _build_state(self) -> _State:
         from ..plugins.discovery import discover
-        from ..plugins.errors import PluginHookError
         from ..plugins.manager import call_each, make_plugin_manager
+        from .errors import PluginHookError
 
         if self._discovered is None:
             self._discovered = discover()
@@ -147,8 +147,8 @@ class Registry:
     @staticmethod
     def _merge(specs: list[Any], into: dict[str, Any], conflicts: dict[str, Any],
                errors: list[Any], what: str) -> None:
-        from ..plugins.errors import DuplicatePassError
         from ..plugins.manager import IN_PROCESS
+        from .errors import DuplicatePassError
 
         by_name: dict[str, list[Any]] = {}
         for spec in specs:
@@ -230,7 +230,7 @@ class Registry:
         return spec
 
     def _not_found(self, what: str, name: str, names: list[str], listing: str = "") -> Exception:
-        from ..plugins.errors import ManifestError, PassNotFoundError
+        from .errors import ManifestError, PassNotFoundError
 
         near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
@@ -270,7 +270,7 @@ class Registry:
         return self.dependency_plan(PassInfo(spec.opt_level, spec.name, spec.required), str(spec.origin))
 
     def _plan(self, name: str, required: tuple[str, ...], origin: str, state: _State) -> tuple[str, ...]:
-        from ..plugins.resolution import dependency_order
+        from .resolution import dependency_order
 
         dist = ("", "")
         own = state.passes.get(name)
@@ -290,7 +290,7 @@ class Registry:
     # --- building -----------------------------------------------------------------------
     def build_pass(self, name: str, options: Mapping[str, Any], *, check_types: bool = False) -> Pass:
         """Build pass ``name`` with ``options`` through its factory, importing its code if needed."""
-        from ..plugins.errors import PluginBuildError
+        from .errors import PluginBuildError
 
         spec = self.pass_spec(name)
         self.spec_plan(spec)  # dependency problems surface before any import
@@ -312,8 +312,8 @@ class Registry:
 
     def build_instrument(self, name: str, options: Mapping[str, Any], *,
                          check_types: bool = False) -> PassInstrument:
-        from ..instrument import PassInstrument
-        from ..plugins.errors import PluginBuildError
+        from .errors import PluginBuildError
+        from .instrument import PassInstrument
 
         spec = self.instrument_spec(name)
         opts = check_options(spec, "instrument", options, check_types=check_types)
@@ -334,7 +334,7 @@ class Registry:
 
     def _call_factory(self, spec: Any, options: dict[str, Any]) -> Any:
         from ..errors import RelayPassError
-        from ..plugins.errors import PluginBuildError
+        from .errors import PluginBuildError
 
         factory = self._load_factory(spec)
         what = "pass" if hasattr(spec, "kind") else "instrument"
@@ -362,7 +362,7 @@ class Registry:
         return built
 
     def _load_factory(self, spec: Any) -> Callable[..., Any]:
-        from ..plugins.errors import PluginImportError
+        from .errors import PluginImportError
 
         factory = spec.factory
         if not isinstance(factory, str):
@@ -397,8 +397,8 @@ class Registry:
 
     # --- in-process registration ---------------------------------------------------------
     def add_in_process(self, spec: Any, override: bool) -> None:
-        from ..plugins.errors import DuplicatePassError
         from ..plugins.manager import IN_PROCESS
+        from .errors import DuplicatePassError
 
         is_pass = hasattr(spec, "kind")
         what = "pass" if is_pass else "instrument"
@@ -476,7 +476,7 @@ def check_options(spec: Any, what: str, options: Mapping[str, Any], *,
     Types are checked when ``check_types`` (pipeline files: values come from
     TOML); Python callers may pass any object the factory accepts.
     """
-    from ..plugins.errors import OptionError
+    from .errors import OptionError
 
     declared: tuple[OptionSpec, ...] | None = spec.options
     if declared is None:
@@ -593,7 +593,7 @@ def register_pass(
             o, name=name, kind=kind, opt_level=opt_level, required=required, preserves=preserves,
             config=config, options=options, help=help, override=override,
         )
-    from ..plugins.specs import IN_PROCESS, PASS_KINDS, Origin, PassSpec
+    from .specs import IN_PROCESS, PASS_KINDS, Origin, PassSpec
 
     template: PassInfo | None = None
     factory: Any = obj
@@ -641,7 +641,7 @@ def register_pass(
 
 
 def _option_spec(decl: Any) -> OptionSpec:
-    from ..plugins.specs import OptionSpec
+    from .specs import OptionSpec
 
     if isinstance(decl, OptionSpec):
         return decl
@@ -667,7 +667,7 @@ def register_instrument(
     """Register an instrument factory (a PassInstrument class or ``callable(**options)``) in-process."""
     if obj is None:
         return lambda o: register_instrument(o, name=name, options=options, help=help, override=override)
-    from ..plugins.specs import IN_PROCESS, InstrumentSpec, Origin
+    from .specs import IN_PROCESS, InstrumentSpec, Origin
 
     if not callable(obj):
         raise TypeError(f"register_instrument takes a class or a factory, not {obj!r}")

@@ -1,6 +1,6 @@
 """The demo instrument: counts passes."""
 
-from relaypass.instrument import PassInstrument
+from relaypass.transform.instrument import PassInstrument
 
 
 class DemoCounter(PassInstrument):

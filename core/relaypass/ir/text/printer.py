@@ -1,7 +1,7 @@
 """The Relay-text-like printer: ``mod.astext()``, ``str(expr)``.
 
 The output reads like Relay's text format and is exactly what
-:mod:`relaypass.ir.parser` reads back: parsing printed text gives a
+:mod:`relaypass.ir.text.parser` reads back: parsing printed text gives a
 structurally equal program.  Printing follows Relay's graph normal form:
 every call, tuple, projection, ``if``, reference operation and nested
 function that is not the result of its block is bound once to a numbered
@@ -32,9 +32,9 @@ from typing import Any as _AnyT
 
 import numpy as np
 
-from ..gc_pause import gc_paused
-from .attrs import Attrs, normalize_attr_value
-from .expr import (
+from ...gc_pause import gc_paused
+from ..attrs import Attrs, normalize_attr_value
+from ..expr import (
     Call,
     Constant,
     Expr,
@@ -49,9 +49,9 @@ from .expr import (
     TupleGetItem,
     Var,
 )
-from .module import IRModule
-from .op import REQUIRED, Op
-from .types import (
+from ..module import IRModule
+from ..op import REQUIRED, Op
+from ..types import (
     Any,
     FuncType,
     IncompleteType,

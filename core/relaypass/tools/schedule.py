@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .instrument import PassInstrument
-from .transform.passes import PassResultError
-from .transform.pipeline import PassRef, PipelineSpec, SequenceRef
+from ..transform.instrument import PassInstrument
+from ..transform.passes import PassResultError
+from ..transform.pipeline import PassRef, PipelineSpec, SequenceRef
 
 __all__ = ["ScheduleTracker", "ScheduledPass", "StepRun", "resolve_schedule", "runnable"]
 

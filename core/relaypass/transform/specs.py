@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..transform.config import ConfigKey
+from .config import ConfigKey
 
 #: The pass kinds a manifest may declare, and the class each must build.
 PASS_KINDS = ("module", "function", "sequential")

@@ -34,12 +34,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .compare import Comparison, compare_outputs, flatten_outputs
-from .errors import RelayPassError
-from .ir.module import IRModule
+from ..errors import RelayPassError
+from ..ir.module import IRModule
+from ..testing.compare import Comparison, compare_outputs, flatten_outputs
+from ..transform.context import PassContext
+from ..transform.pipeline import PipelineSpec
 from .schedule import ScheduleTracker, StepRun, resolve_schedule, runnable
-from .transform.context import PassContext
-from .transform.pipeline import PipelineSpec
 
 __all__ = ["BisectInputError", "Bisection", "Breakage", "Recording", "bisect_pipeline",
            "record_schedule"]
@@ -136,7 +136,7 @@ class _Checks:
     """The checks applied to a snapshot, with what they cost."""
 
     def __init__(self, inputs: Sequence[Any], rtol: float, atol: float) -> None:
-        from .transform.registry import get_registry
+        from ..transform.registry import get_registry
 
         registry = get_registry()
         self.inputs = list(inputs)
@@ -174,7 +174,7 @@ class _Checks:
             self.check_seconds += time.perf_counter() - start
 
     def evaluate(self, mod: IRModule) -> list[Any]:
-        from .interp import Interpreter
+        from ..interp import Interpreter
 
         start = time.perf_counter()
         try:

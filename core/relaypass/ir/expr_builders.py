@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..ir.expr import Constant, Var
-from ..ir.types import TensorType, Type
+from .expr import Constant, Var
+from .types import TensorType, Type
 
 
 def var(

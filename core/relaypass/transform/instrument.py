@@ -26,7 +26,7 @@ from typing import Any
 __all__ = ["PassInstrument", "pass_instrument"]
 
 # Registered instruments are attributes too, resolved by name on first read:
-# ``from relaypass.instrument import PassTimingInstrument`` as with
+# ``from relaypass.transform.instrument import PassTimingInstrument`` as with
 # ``tvm.ir.instrument`` (see ``__getattr__`` at the end).
 
 
@@ -95,14 +95,14 @@ def pass_instrument(pi_cls: type | None = None) -> Any:
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    from .transform.registry import get_registry
+    from .registry import get_registry
 
     registry = get_registry()
     try:
         spec = registry.instrument_spec(name)
     except LookupError:
         raise AttributeError(
-            f"module 'relaypass.instrument' has no attribute {name!r}, and no instrument "
+            f"module 'relaypass.transform.instrument' has no attribute {name!r}, and no instrument "
             "of that name is registered (list_instruments() shows them)"
         ) from None
 

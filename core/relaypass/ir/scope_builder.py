@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..ir.expr import Expr, If, Let, Var
-from ..ir.types import Type
+from .expr import Expr, If, Let, Var
+from .types import Type
 
 
 class _Scope:

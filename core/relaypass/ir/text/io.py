@@ -1,6 +1,6 @@
 """Reading and writing modules as text files (``relaypass.load`` / ``relaypass.save``).
 
-The file format is the text format of :mod:`relaypass.ir.printer`, UTF-8
+The file format is the text format of :mod:`relaypass.ir.text.printer`, UTF-8
 encoded; constants travel in its metadata section as ``.npy`` bytes, so a
 saved model never contains a pickle.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from ..errors import RelayPassError
-from .module import IRModule
+from ...errors import RelayPassError
+from ..module import IRModule
 from .parser import parse
 from .printer import astext
 

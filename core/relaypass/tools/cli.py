@@ -12,7 +12,7 @@ Exit statuses (docs/cli.md):
   its traceback, then one line saying which pass raised it.
 
 When a pass raises during ``run``, a reproducer folder is written
-(:mod:`relaypass.reproducer`) and the error line says where.
+(:mod:`relaypass.tools.reproducer`) and the error line says where.
 
 ``--traceback`` (before or after the subcommand) shows the traceback of input
 errors too.  Nothing here imports numpy, the IR or a plugin before a command
@@ -30,14 +30,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import RelayPassError
-from .instrument import PassInstrument
+from ..errors import RelayPassError
+from ..transform.instrument import PassInstrument
 
 if TYPE_CHECKING:
+    from ..ir.module import IRModule
+    from ..transform.pipeline import Pipeline, PipelineSpec
     from .bisect import Bisection
-    from .ir.module import IRModule
     from .schedule import ScheduledPass, ScheduleTracker, StepRun
-    from .transform.pipeline import Pipeline, PipelineSpec
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -134,7 +134,7 @@ def _secs(seconds: float) -> str:
 # --- pipelines -----------------------------------------------------------------------------
 def _read_spec(args: argparse.Namespace) -> PipelineSpec:
     """The pipeline file, validated, with -O and --disable applied."""
-    from .transform.pipeline import read_pipeline
+    from ..transform.pipeline import read_pipeline
 
     spec = read_pipeline(args.pipeline)
     level = getattr(args, "opt_level", None)
@@ -150,7 +150,7 @@ def _read_spec(args: argparse.Namespace) -> PipelineSpec:
 
 
 def _sequence_names(spec: PipelineSpec) -> set[str]:
-    from .transform.pipeline import SequenceRef
+    from ..transform.pipeline import SequenceRef
 
     names: set[str] = set()
     stack = list(spec.passes.passes)
@@ -165,7 +165,7 @@ def _sequence_names(spec: PipelineSpec) -> set[str]:
 def _check_pass_names(spec: PipelineSpec, names: Sequence[str], option: str) -> None:
     import difflib
 
-    from .transform.registry import get_registry
+    from ..transform.registry import get_registry
 
     registry = get_registry()
     sequences = _sequence_names(spec)
@@ -189,7 +189,7 @@ def _load_model(path: str, shapes: dict[str, tuple[int, ...]] | None) -> IRModul
     if shapes:
         raise CLIError(f"--shape applies to ONNX models; {path} is Relay text, whose "
                        "parameters carry their shapes")
-    from .ir.io import load
+    from ..ir.text.io import load
 
     return load(path)
 
@@ -209,8 +209,8 @@ def _parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _evaluate(mod: IRModule, inputs: Sequence[Any]) -> list[Any]:
-    from .compare import flatten_outputs
-    from .interp import Interpreter
+    from ..interp import Interpreter
+    from ..testing.compare import flatten_outputs
 
     return flatten_outputs(Interpreter(mod).evaluate()(*inputs))
 
@@ -238,7 +238,7 @@ class _Run:
         self.seconds = 0.0
 
     def _instruments(self, args: argparse.Namespace, status: StatusLine) -> list[Any]:
-        from .transform.registry import get_registry
+        from ..transform.registry import get_registry
 
         registry = get_registry()
 
@@ -265,7 +265,7 @@ class _Run:
         return extra
 
     def __call__(self, mod: IRModule) -> IRModule:
-        from .transform.context import PassContext
+        from ..transform.context import PassContext
 
         s = self.spec
         ctx = PassContext(opt_level=s.opt_level, required_pass=s.required_pass,
@@ -291,8 +291,8 @@ class _Run:
             raise
 
     def _reproduce(self, exc: Exception, args: argparse.Namespace, model_format: str) -> None:
+        from ..transform.passes import add_note
         from .reproducer import DEFAULT_ROOT, write_reproducer
-        from .transform.passes import add_note
 
         assert self.failed is not None
         try:
@@ -313,10 +313,10 @@ class _Run:
 
 
 def _write_module(mod: IRModule, output: str | None) -> None:
-    from .ir.io import save
+    from ..ir.text.io import save
 
     if output is None or output == "-":
-        from .ir.printer import astext
+        from ..ir.text.printer import astext
 
         text = astext(mod, show_meta_data=True)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -379,7 +379,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     inputs: list[Any] = []
     before: list[Any] = []
     if args.check:
-        from .testing.inputs import random_inputs
+        from ..testing.inputs import random_inputs
 
         status.show("relaypass: evaluating the input module")
         inputs = random_inputs(mod, seed=args.seed)
@@ -398,7 +398,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _report_check(actual: list[Any], reference: list[Any], args: argparse.Namespace,
                   against: str) -> int:
-    from .compare import compare_outputs
+    from ..testing.compare import compare_outputs
 
     result = compare_outputs(actual, reference, rtol=args.rtol, atol=args.atol)
     if result.ok:
@@ -423,7 +423,7 @@ def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -
         model_zoo.require_onnxruntime()
     run = _Run(args, spec, status)
     if run.timing is None:  # the model-zoo job always reports where the time went
-        from .transform.registry import get_registry
+        from ..transform.registry import get_registry
 
         run.timing = get_registry().build_instrument("PassTimingInstrument", {})
         run.instruments.insert(0, run.timing)
@@ -498,7 +498,7 @@ def _cmd_bisect(args: argparse.Namespace) -> int:
     else:
         if args.weights is not None:
             raise CLIError("--weights applies to --model-zoo models only")
-        from .testing.inputs import random_inputs
+        from ..testing.inputs import random_inputs
 
         mod = _load_model(args.model, dict(args.shape) if args.shape else None)
         inputs = random_inputs(mod, seed=args.seed)
@@ -538,7 +538,7 @@ def _zoo_module(args: argparse.Namespace, status: StatusLine) -> tuple[IRModule,
 
 
 def _render_bisection(result: Bisection, args: argparse.Namespace, inputs: str) -> str:
-    from .ir.printer import astext
+    from ..ir.text.printer import astext
 
     spec = result.spec
     n = result.steps
@@ -550,7 +550,7 @@ def _render_bisection(result: Bisection, args: argparse.Namespace, inputs: str) 
                        f"the module is well formed and well typed, and @main's outputs match the "
                        f"input module's within rtol {args.rtol:g}, atol {args.atol:g}\n")
     step = culprit.step
-    from .transform.registry import get_registry
+    from ..transform.registry import get_registry
 
     decl = get_registry().lookup_pass(step.name)
     origin = f" (from {decl.origin})" if decl is not None else ""
@@ -617,14 +617,14 @@ def _options_json(options: Any) -> list[dict[str, Any]] | None:
 
 
 def _plugin_warnings() -> None:
-    from .transform.registry import get_registry
+    from ..transform.registry import get_registry
 
     for error in get_registry().errors():
         _err(f"relaypass: warning: {str(error).splitlines()[0]}")
 
 
 def _cmd_passes(args: argparse.Namespace) -> int:
-    from .transform.registry import get_registry
+    from ..transform.registry import get_registry
 
     specs = get_registry().list_passes()
     if args.json:
@@ -646,7 +646,7 @@ def _cmd_passes(args: argparse.Namespace) -> int:
 
 
 def _cmd_instruments(args: argparse.Namespace) -> int:
-    from .transform.registry import get_registry
+    from ..transform.registry import get_registry
 
     specs = get_registry().list_instruments()
     if args.json:
@@ -704,7 +704,7 @@ def _explain_reason(step: ScheduledPass, spec: PipelineSpec) -> str:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .transform.pipeline import read_pipeline
+    from ..transform.pipeline import read_pipeline
 
     spec = read_pipeline(args.pipeline)
     n = len(_leaf_names(spec))
@@ -714,7 +714,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _leaf_names(spec: PipelineSpec) -> list[str]:
-    from .transform.pipeline import SequenceRef
+    from ..transform.pipeline import SequenceRef
 
     names: list[str] = []
     stack = list(reversed(spec.passes.passes))
@@ -747,7 +747,7 @@ def _model_zoo_names() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     common = _Parser(add_help=False)
     common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,

@@ -80,7 +80,7 @@ from relaypass.ir.types import (
 )
 
 from .diagnostics import expr_text, locate
-from .type_solver import (
+from .solver import (
     TypeMismatchError,
     TypeSolver,
     UnderdeterminedTypeError,

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import AttrsError, EvaluationError, ModuleError
-from .ir.expr import (
+from ..errors import AttrsError, EvaluationError, ModuleError
+from ..ir.expr import (
     Call,
     Constant,
     Expr,
@@ -43,12 +43,12 @@ from .ir.expr import (
     TupleGetItem,
     Var,
 )
-from .ir.module import IRModule
-from .ir.op import Op
-from .ir.summary import short_text
-from .ir.types import Any as AnyDim
-from .ir.types import TensorType, TupleType
-from .relay.analysis import free_vars
+from ..ir.module import IRModule
+from ..ir.op import Op
+from ..ir.summary import short_text
+from ..ir.types import Any as AnyDim
+from ..ir.types import TensorType, TupleType
+from ..ir.variables import free_vars
 
 __all__ = ["Closure", "Interpreter", "RefValue", "create_executor"]
 

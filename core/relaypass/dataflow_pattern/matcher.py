@@ -53,14 +53,13 @@ from relaypass.ir.expr import (
     children,
     set_checked_type,
 )
-from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.structural import structural_equal
 
 __all__ = [
     "AltPattern", "CallPattern", "ConstantPattern", "DataflowGraph", "MAX_ROUNDS", "Match",
     "Matcher", "OpAttrPattern", "OpPattern", "Pattern", "Rewrite", "RewriteLimitError",
-    "Wildcard", "find_groups", "module_type_inference", "rewrite_patterns",
+    "Wildcard", "find_groups", "rewrite_patterns",
 ]
 
 MAX_ROUNDS = 100
@@ -518,13 +517,3 @@ def rewrite_patterns(
         f"the rewrites ({', '.join(r.name for r in rewrites)}) still changed the program after "
         f"{MAX_ROUNDS} rounds; some of them undo each other"
     )
-
-
-def module_type_inference(mod: IRModule | None) -> Callable[[Function], Function]:
-    """A function typer for :func:`rewrite_patterns` that resolves globals in ``mod``."""
-    from .infer_type import infer_type_expr
-
-    def infer(func: Function) -> Function:
-        return infer_type_expr(func, mod)
-
-    return infer

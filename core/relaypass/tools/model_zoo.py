@@ -26,12 +26,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import RelayPassError
+from ..errors import RelayPassError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .ir.module import IRModule
+    from ..ir.module import IRModule
 
 __all__ = [
     "LIGHT_MODELS", "LightModel", "ModelZooError", "has_onnxruntime", "import_onnx",
@@ -155,7 +155,7 @@ def opset(model: Any) -> int:
 
 def import_onnx(model: Any, shapes: Mapping[str, Sequence[int]] | None = None) -> IRModule:
     """The Relay module of ``model``, weights as constants (``from_onnx``'s default)."""
-    from .frontend import from_onnx
+    from ..frontend import from_onnx
 
     mod, params = from_onnx(model, shape=dict(shapes) if shapes else None)
     if params:  # initializers left as parameters: the module alone would not be runnable

@@ -37,8 +37,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..transform.pipeline import PipelineSpec
 from .schedule import ScheduledPass, StepRun, runnable
-from .transform.pipeline import PipelineSpec
 
 __all__ = ["DEFAULT_ROOT", "reproducer_pipeline", "versions", "write_reproducer"]
 
@@ -58,7 +58,7 @@ def write_reproducer(root: str, spec: PipelineSpec, schedule: list[ScheduledPass
     run, whose distributions are recorded too; ``model_format`` "onnx" adds
     the onnx version.
     """
-    from .ir.io import save
+    from ..ir.text.io import save
 
     folder = _new_folder(root, failed.step.name)
     save(failed.before, os.path.join(folder, "input.relay"))
@@ -81,7 +81,7 @@ def reproducer_pipeline(spec: PipelineSpec, schedule: list[ScheduledPass], faile
     is added to ``required_pass`` so that it still runs.  Sequences are
     flattened: a sequence only groups passes and never changes what runs.
     """
-    from .transform.registry import get_registry
+    from ..transform.registry import get_registry
 
     registry = get_registry()
     steps = runnable(schedule)
@@ -138,7 +138,7 @@ def versions(passes: Sequence[str], instruments: Sequence[str] = (),
     """
     from importlib import metadata
 
-    from .transform.registry import get_registry
+    from ..transform.registry import get_registry
 
     def installed(dist: str) -> str:
         try:
@@ -194,7 +194,7 @@ def _write(folder: str, name: str, text: str) -> None:
 
 
 def _typed(mod: Any) -> bool:
-    from .ir.expr import Function
+    from ..ir.expr import Function
 
     return any(isinstance(f, Function) and f.body.has_checked_type for _, f in mod.items())
 

@@ -1,4 +1,4 @@
-"""The parser of the Relay-text-like format that :mod:`relaypass.ir.printer` writes.
+"""The parser of the Relay-text-like format that :mod:`relaypass.ir.text.printer` writes.
 
 ``parse(text)`` reads a module (``def @name(...) { ... }`` definitions) and
 ``parse_expr(text)`` a bare expression (a block, with ``free_var``
@@ -56,10 +56,10 @@ from typing import Any as _AnyT
 
 import numpy as np
 
-from ..errors import AttrsError, ParseError, UnknownOpError
-from ..gc_pause import gc_paused
-from .attrs import Attrs
-from .expr import (
+from ...errors import AttrsError, ParseError, UnknownOpError
+from ...gc_pause import gc_paused
+from ..attrs import Attrs
+from ..expr import (
     Call,
     Constant,
     Expr,
@@ -74,11 +74,10 @@ from .expr import (
     TupleGetItem,
     Var,
 )
-from .module import IRModule
-from .node import Span
-from .op import Op
-from .printer import DTYPE_RE, DTYPE_SUFFIX, RESERVED_TYPE_NAMES, TEXT_VERSION
-from .types import (
+from ..module import IRModule
+from ..node import Span
+from ..op import Op
+from ..types import (
     Any,
     FuncType,
     IncompleteType,
@@ -89,6 +88,7 @@ from .types import (
     TypeKind,
     TypeVar,
 )
+from .printer import DTYPE_RE, DTYPE_SUFFIX, RESERVED_TYPE_NAMES, TEXT_VERSION
 
 __all__ = ["parse", "parse_expr"]
 

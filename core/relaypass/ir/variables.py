@@ -1,0 +1,99 @@
+"""Which variables and type variables an expression binds, uses and leaves free.
+
+These are facts about the IR's binding structure that the IR itself needs
+(``IRModule.from_expr`` abstracts over the free variables); ``relay.analysis``
+and :mod:`relaypass.analysis` re-export them.
+
+All of them walk the program with an explicit stack, so they take any depth.
+Orders follow Relay: variables are listed in post-DFS order of first
+appearance, children left to right.
+"""
+
+from __future__ import annotations
+
+from .expr import Expr, Function, Let, Var
+from .traversal import post_order
+from .types import FuncType, RefType, TupleType, Type, TypeVar
+
+
+def bound_vars(expr: Expr) -> list[Var]:
+    """Variables bound by lets and function parameters in ``expr``."""
+    out: list[Var] = []
+    seen: set[Var] = set()
+    for node in post_order(expr):
+        if isinstance(node, Function):
+            binders: tuple[Var, ...] = node.params
+        elif isinstance(node, Let):
+            binders = (node.var,)
+        else:
+            continue
+        for v in binders:
+            if v not in seen:
+                seen.add(v)
+                out.append(v)
+    return out
+
+
+def all_vars(expr: Expr) -> list[Var]:
+    """Every variable in ``expr``, bound or free."""
+    return [n for n in post_order(expr) if type(n) is Var]
+
+
+def free_vars(expr: Expr) -> list[Var]:
+    """Variables used in ``expr`` but bound nowhere inside it, in order of appearance."""
+    bound = set(bound_vars(expr))
+    return [v for v in all_vars(expr) if v not in bound]
+
+
+def _type_vars_of(ty: Type | None, bound: set[TypeVar], out: list[TypeVar], seen: set[TypeVar]) -> None:
+    stack: list[tuple[Type, frozenset[TypeVar]]] = [(ty, frozenset(bound))] if ty is not None else []
+    while stack:
+        t, scope = stack.pop()
+        if isinstance(t, TypeVar):
+            if t not in scope and t not in seen:
+                seen.add(t)
+                out.append(t)
+        elif isinstance(t, FuncType):
+            inner = scope | set(t.type_params)
+            stack.append((t.ret_type, inner))
+            stack.extend((a, inner) for a in reversed(t.arg_types))
+        elif isinstance(t, TupleType):
+            stack.extend((f, scope) for f in reversed(t.fields))
+        elif isinstance(t, RefType):
+            stack.append((t.value, scope))
+
+
+def free_type_vars(expr_or_type: Expr | Type) -> list[TypeVar]:
+    """Type variables used in ``expr_or_type`` and not bound by a type parameter list."""
+    out: list[TypeVar] = []
+    seen: set[TypeVar] = set()
+    if isinstance(expr_or_type, Type):
+        _type_vars_of(expr_or_type, set(), out, seen)
+        return out
+    bound: set[TypeVar] = set()
+    nodes = post_order(expr_or_type)
+    for node in nodes:
+        if isinstance(node, Function):
+            bound.update(node.type_params)
+    for node in nodes:
+        if isinstance(node, Var):
+            _type_vars_of(node.type_annotation, bound, out, seen)
+        elif isinstance(node, Function):
+            _type_vars_of(node.ret_type, bound, out, seen)
+    return out
+
+
+def bound_type_vars(expr: Expr) -> list[TypeVar]:
+    """Type variables bound by the type parameters of functions in ``expr``."""
+    out: list[TypeVar] = []
+    for node in post_order(expr):
+        if isinstance(node, Function):
+            out.extend(tp for tp in node.type_params if tp not in out)
+    return out
+
+
+def all_type_vars(expr: Expr) -> list[TypeVar]:
+    """Bound and free type variables of ``expr``."""
+    out = bound_type_vars(expr)
+    out.extend(t for t in free_type_vars(expr) if t not in out)
+    return out

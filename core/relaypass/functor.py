@@ -39,6 +39,12 @@ from .ir.expr import (
     Var,
 )
 from .ir.op import Op
+from .ir.traversal import post_order_visit
+
+__all__ = [
+    "ExprFunctor", "ExprMutator", "ExprVisitor", "MixedModeMutator", "MixedModeVisitor",
+    "post_order_visit",
+]
 
 _DATAFLOW = frozenset({Call, Tuple, TupleGetItem})
 

@@ -14,8 +14,8 @@ import pytest
 import relaypass.ir.op as op_registry
 from relaypass import relay
 from relaypass.ir import Any, Op, OpPattern, TensorType
+from relaypass.ir.operator_packages import OperatorPluginError, load_operator_packages
 from relaypass.op import TupleWrapper
-from relaypass.plugins.operators import OperatorPluginError, load_operator_entry_points
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
 
@@ -181,7 +181,7 @@ def test_broken_operator_plugin_is_reported_with_its_distribution(tmp_path, monk
     monkeypatch.delitem(sys.modules, "fake_broken_only", raising=False)
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
-        failures = load_operator_entry_points()
+        failures = load_operator_packages()
     mine = [f for f in failures if "fake_broken_ops" in str(f)]
     assert len(mine) == 1 and isinstance(mine[0], OperatorPluginError)
     assert "RuntimeError: boom" in str(mine[0]) and "fix or uninstall fake_broken_ops" in str(

@@ -1,15 +1,23 @@
 """relaypass: a pure-Python home for Relay-style compiler passes.
 
 The top level is deliberately light: attributes are imported on first use
-(PEP 562), so that tools that only list plugins never import numpy.
+(PEP 562), so that tools that only list plugins never import numpy.  It does
+one piece of wiring that no layer below may do for itself: it connects the
+installed plugin distributions (:mod:`relaypass.plugins`) to the pass registry
+(:mod:`relaypass.transform`), which sits below them.
 """
 
 from __future__ import annotations
 
 import importlib
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .plugins.manager import connect as _connect_plugins
+
+_connect_plugins()
+
+__version__ = _metadata.version("relaypass")
 
 _LAZY = {
     "IRModule": ("relaypass.ir.module", "IRModule"),
@@ -25,8 +33,8 @@ _LAZY = {
     "assert_structural_equal": ("relaypass.ir.structural", "assert_structural_equal"),
 }
 _SUBMODULES = {
-    "ir", "relay", "transform", "instrument", "plugins", "op", "interp", "frontend",
-    "functor", "errors", "cli", "testing",
+    "ir", "relay", "transform", "plugins", "op", "interp", "frontend", "functor", "errors",
+    "analysis", "dataflow_pattern", "testing", "tools",
 }
 
 if TYPE_CHECKING:

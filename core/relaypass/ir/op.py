@@ -39,6 +39,7 @@ from ..errors import AttrsError, UnknownOpError
 from .attrs import Attrs
 from .expr import Call, Expr
 from .node import _init
+from .operator_packages import load_operator_packages
 from .types import Type
 
 
@@ -158,7 +159,7 @@ _loaded = False
 
 
 def _load_operator_sets() -> None:
-    """Import the standard operators, then those of installed packages, once."""
+    """Load the installed operator packages (the standard set first), once."""
     global _loaded
     if _loaded:
         return
@@ -166,12 +167,7 @@ def _load_operator_sets() -> None:
         if _loaded:
             return
         _loaded = True
-        import importlib
-
-        importlib.import_module("relaypass.op")
-        from ..plugins.operators import load_operator_entry_points
-
-        load_operator_entry_points()
+        load_operator_packages()
 
 
 def register_op(

@@ -50,6 +50,6 @@ def __getattr__(name: str) -> Any:
 
 def get_plugin_manager() -> Any:
     """The pluggy PluginManager behind the registry (discovering plugins if not done yet)."""
-    from ..transform.registry import get_registry
+    from .manager import SOURCE
 
-    return get_registry().plugin_manager
+    return SOURCE.plugin_manager

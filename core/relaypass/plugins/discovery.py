@@ -18,10 +18,10 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
+from ..entry_points import entry_points_of_group
 from ..transform.errors import ManifestError, PluginError
 from ..transform.specs import Declarations, Origin
 from .manifest import MANIFEST_NAME, manifest_fix, read_manifest
-from .metadata import entry_points_of_group
 
 #: The entry-point group plugin distributions declare their manifest package in.
 GROUP = "relaypass.plugins"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RelayPassError
+from . import lookup
 
 #: The value types a config key (or a pass/instrument option) may declare.
 VALUE_TYPES = ("bool", "int", "float", "str", "list[bool]", "list[int]", "list[float]", "list[str]")
@@ -154,9 +155,7 @@ def make_config_key(decl: object, declared_by: str = "") -> ConfigKey:
 
 
 def _declared_keys() -> Mapping[str, ConfigKey]:
-    from .registry import get_registry
-
-    return get_registry().config_keys()
+    return lookup.registry().config_keys()
 
 
 def unknown_key_error(key: str, declared: Mapping[str, ConfigKey]) -> UnknownConfigKeyError:
@@ -187,9 +186,7 @@ class PassConfig(Mapping):
             for key, value in values.items():
                 decl = declared.get(key)
                 if decl is None:
-                    from .registry import get_registry
-
-                    get_registry().raise_if_config_conflicted(key)
+                    lookup.registry().raise_if_config_conflicted(key)
                     raise unknown_key_error(key, declared)
                 checked[key] = decl.check(value)
         self._values = checked

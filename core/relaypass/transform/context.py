@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from . import lookup
 from .config import ConfigKey, PassConfig
-
-if TYPE_CHECKING:
-    from .instrument import PassInstrument
+from .instrument import PassInstrument
 
 
 class _Stack(threading.local):
@@ -152,9 +151,7 @@ class PassContext:
     @staticmethod
     def list_configs() -> dict[str, ConfigKey]:
         """Every config key registered passes declare, by name (type, default, help, declared_by)."""
-        from .registry import get_registry
-
-        return dict(sorted(get_registry().config_keys().items()))
+        return dict(sorted(lookup.registry().config_keys().items()))
 
     def __repr__(self) -> str:
         parts = [f"opt_level={self.opt_level}"]
@@ -174,8 +171,6 @@ def _instrument_list(instruments: Iterable[Any] | None) -> list[Any]:
         return []
     if isinstance(instruments, (str, bytes)) or not isinstance(instruments, Iterable):
         raise TypeError(f"instruments must be a list of PassInstrument, not {instruments!r}")
-    from .instrument import PassInstrument
-
     out = list(instruments)
     for pi in out:
         if not isinstance(pi, PassInstrument):

@@ -23,6 +23,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from . import lookup
+
 __all__ = ["PassInstrument", "pass_instrument"]
 
 # Registered instruments are attributes too, resolved by name on first read:
@@ -95,9 +97,7 @@ def pass_instrument(pi_cls: type | None = None) -> Any:
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    from .registry import get_registry
-
-    registry = get_registry()
+    registry = lookup.registry()
     try:
         spec = registry.instrument_spec(name)
     except LookupError:

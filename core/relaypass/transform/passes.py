@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import RelayPassError
 from ..gc_pause import gc_paused
+from . import lookup
 from .context import PassContext
 from .pass_info import PassInfo
 
@@ -247,9 +248,7 @@ def _run_instrumented(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> A
 
 def _run_required(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
     """Run the required closure of ``p`` in dependency order, skipping effects that hold."""
-    from .registry import get_registry
-
-    registry = get_registry()
+    registry = lookup.registry()
     for name in registry.dependency_plan(p.info, p.origin):
         if effect_holds(log, name):
             continue

@@ -1,9 +1,10 @@
 """The pass and instrument registry: every declared name, resolved lazily to code.
 
-The registry merges what the plugin manager's plugins declare (installed
-distributions' manifests, in-process registrations, plugin objects) into one
-namespace of passes and one of instruments, plus the config keys the passes
-declare.  Everything up to building a pass reads declarations only; a pass's
+The registry merges what its declaration sources declare (installed plugin
+distributions, through :mod:`relaypass.plugins`, which the package root
+connects) and what code in this process registered (:func:`register_pass`)
+into one namespace of passes and one of instruments, plus the config keys the
+passes declare.  Everything up to building a pass reads declarations only; a pass's
 code is imported by :func:`get_pass` (or a pipeline, or a dependency run)
 through its factory, the first time it is built.
 
@@ -20,18 +21,59 @@ import inspect
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ..errors import RelayPassError
+from . import lookup
 from .config import ConfigError, ConfigKey, coerce_value, describe_type, make_config_key
+from .errors import (
+    DuplicatePassError,
+    ManifestError,
+    OptionError,
+    PassNotFoundError,
+    PluginBuildError,
+    PluginError,
+    PluginImportError,
+)
+from .instrument import PassInstrument
 from .pass_info import PassInfo
 from .passes import FunctionPass, Pass, Sequential, add_note
+from .resolution import dependency_order
+from .specs import IN_PROCESS, PASS_KINDS, InstrumentSpec, OptionSpec, Origin, PassSpec
 
-if TYPE_CHECKING:
-    import pluggy
 
-    from .errors import PluginError
-    from .instrument import PassInstrument
-    from .specs import InstrumentSpec, OptionSpec, Origin, PassSpec
+class DeclarationSource(Protocol):
+    """Somewhere passes and instruments are declared, besides this process's registrations.
+
+    :mod:`relaypass.plugins` provides the one the package root connects: the
+    installed plugin distributions and the plugin objects given to
+    ``register_plugin``.  The registry asks for declarations when it builds its
+    merged view, and tells the source what it built and what went wrong, so a
+    source can pass those events on (as hooks) to its plugins.
+    """
+
+    def declarations(self) -> tuple[list[PassSpec], list[InstrumentSpec], list[PluginError]]:
+        """Every pass and instrument declared, and the errors met reading them."""
+
+    def forget(self) -> None:
+        """Drop whatever was discovered, so the next ``declarations`` looks again."""
+
+    def pass_built(self, spec: PassSpec, pass_: Pass) -> None: ...
+
+    def instrument_built(self, spec: InstrumentSpec, instrument: PassInstrument) -> None: ...
+
+    def error_reported(self, error: PluginError) -> None: ...
+
+
+class InProcessDeclarations:
+    """The passes and instruments registered by code running in this process."""
+
+    def __init__(self) -> None:
+        self.passes: dict[str, PassSpec] = {}
+        self.instruments: dict[str, InstrumentSpec] = {}
+        #: Names registered with ``override=True``: they shadow an installed plugin's.
+        self.overrides: set[str] = set()
+        self.instrument_overrides: set[str] = set()
 
 
 @dataclass
@@ -58,45 +100,34 @@ def _kind_of(p: Pass) -> str:
 
 
 class Registry:
-    """Declared passes and instruments, the plugin manager behind them, and the built factories."""
+    """Declared passes and instruments, the sources that declare them, and the built factories."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._discovered: list[Any] | None = None
-        self._pm: pluggy.PluginManager | None = None
+        self._sources: list[DeclarationSource] = []
+        self.in_process = InProcessDeclarations()
         self._state: _State | None = None
         self._factories: dict[tuple[str, str], Callable[..., Any]] = {}
+
+    def add_source(self, source: DeclarationSource) -> None:
+        """Merge what ``source`` declares from now on."""
+        with self._lock:
+            self._sources.append(source)
+            self.invalidate()
 
     # --- building the merged view ------------------------------------------------------
     def invalidate(self) -> None:
         """Forget the merged declarations (in-process registrations or plugin objects changed)."""
         with self._lock:
             self._state = None
-            self._pm = None
 
     def refresh(self) -> None:
-        """Rediscover installed distributions too (after ``pip install``/``uninstall`` in this process)."""
-        import importlib.metadata
-
-        importlib.invalidate_caches()
-        # importlib.metadata keeps each sys.path directory's listing keyed by the
-        # directory's mtime, whose resolution can hide an install made moments
-        # ago; its own invalidate_caches is broken on 3.10/3.11 (not a classmethod).
-        clear = getattr(getattr(getattr(importlib.metadata, "FastPath", None), "__new__", None),
-                        "cache_clear", None)
-        if clear is not None:
-            clear()
+        """Rediscover what the sources declare (after ``pip install``/``uninstall`` in this process)."""
         with self._lock:
-            self._discovered = None
+            for source in self._sources:
+                source.forget()
             self._factories.clear()
             self.invalidate()
-
-    @property
-    def plugin_manager(self) -> pluggy.PluginManager:
-        """The pluggy PluginManager holding every plugin object (built on first use)."""
-        self._get_state()
-        assert self._pm is not None
-        return self._pm
 
     def _get_state(self) -> _State:
         state = self._state
@@ -108,48 +139,31 @@ class Registry:
             return self._state
 
     def _build_state(self) -> _State:
-        from ..plugins.discovery import discover
-        from ..plugins.manager import call_each, make_plugin_manager
-        from .errors import PluginHookError
-
-        if self._discovered is None:
-            self._discovered = discover()
-        pm = make_plugin_manager(self._discovered)
-        self._pm = pm
         state = _State()
-        state.errors.extend(d.error for d in self._discovered if d.error is not None)
-
-        def collect(hook: Any, hook_name: str) -> list[Any]:
-            specs: list[Any] = []
-            for plugin, result, exc in call_each(hook):
-                if exc is not None:
-                    name = pm.get_name(plugin) or repr(plugin)
-                    state.errors.append(PluginHookError(
-                        f"plugin {name} raised in {hook_name}: {type(exc).__name__}: {exc}",
-                        fix=f"fix or unregister plugin {name}",
-                    ))
-                    continue
-                specs.extend(result or ())
-            return specs
-
-        pass_specs = collect(pm.hook.relaypass_pass_specs, "relaypass_pass_specs")
-        instrument_specs = collect(pm.hook.relaypass_instrument_specs, "relaypass_instrument_specs")
-        self._merge(pass_specs, state.passes, state.pass_conflicts, state.errors, "pass")
+        pass_specs: list[PassSpec] = []
+        instrument_specs: list[InstrumentSpec] = []
+        for source in self._sources:
+            passes, instruments, errors = source.declarations()
+            pass_specs.extend(passes)
+            instrument_specs.extend(instruments)
+            state.errors.extend(errors)
+        pass_specs.extend(self.in_process.passes.values())
+        instrument_specs.extend(self.in_process.instruments.values())
+        self._merge(pass_specs, state.passes, state.pass_conflicts, state.errors,
+                    self.in_process.overrides, "pass")
         self._merge(instrument_specs, state.instruments, state.instrument_conflicts, state.errors,
-                    "instrument")
+                    self.in_process.instrument_overrides, "instrument")
         for spec in state.passes.values():
             for key in spec.config:
                 self._add_config_key(state, key)
         for error in state.errors:
-            pm.hook.relaypass_plugin_error(error=error)
+            for source in self._sources:
+                source.error_reported(error)
         return state
 
     @staticmethod
     def _merge(specs: list[Any], into: dict[str, Any], conflicts: dict[str, Any],
-               errors: list[Any], what: str) -> None:
-        from ..plugins.manager import IN_PROCESS
-        from .errors import DuplicatePassError
-
+               errors: list[Any], overrides: set[str], what: str) -> None:
         by_name: dict[str, list[Any]] = {}
         for spec in specs:
             by_name.setdefault(spec.name, []).append(spec)
@@ -158,7 +172,6 @@ class Registry:
                 into[name] = found[0]
                 continue
             local = [s for s in found if s.origin.in_process]
-            overrides = IN_PROCESS.overrides if what == "pass" else IN_PROCESS.instrument_overrides
             if len(local) == 1 and name in overrides:
                 into[name] = local[0]
                 continue
@@ -230,8 +243,6 @@ class Registry:
         return spec
 
     def _not_found(self, what: str, name: str, names: list[str], listing: str = "") -> Exception:
-        from .errors import ManifestError, PassNotFoundError
-
         near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
         listing = listing or ("list_passes()" if what == "pass" else "list_instruments()")
@@ -270,8 +281,6 @@ class Registry:
         return self.dependency_plan(PassInfo(spec.opt_level, spec.name, spec.required), str(spec.origin))
 
     def _plan(self, name: str, required: tuple[str, ...], origin: str, state: _State) -> tuple[str, ...]:
-        from .resolution import dependency_order
-
         dist = ("", "")
         own = state.passes.get(name)
         if own is not None and str(own.origin) == origin and not own.origin.in_process:
@@ -290,8 +299,6 @@ class Registry:
     # --- building -----------------------------------------------------------------------
     def build_pass(self, name: str, options: Mapping[str, Any], *, check_types: bool = False) -> Pass:
         """Build pass ``name`` with ``options`` through its factory, importing its code if needed."""
-        from .errors import PluginBuildError
-
         spec = self.pass_spec(name)
         self.spec_plan(spec)  # dependency problems surface before any import
         opts = check_options(spec, "pass", options, check_types=check_types)
@@ -307,14 +314,12 @@ class Registry:
             ))
         p.preserves = frozenset(spec.preserves)
         p.origin = str(spec.origin)
-        self.plugin_manager.hook.relaypass_pass_built(spec=spec, pass_=p)
+        for source in self._sources:
+            source.pass_built(spec, p)
         return p
 
     def build_instrument(self, name: str, options: Mapping[str, Any], *,
                          check_types: bool = False) -> PassInstrument:
-        from .errors import PluginBuildError
-        from .instrument import PassInstrument
-
         spec = self.instrument_spec(name)
         opts = check_options(spec, "instrument", options, check_types=check_types)
         pi = self._call_factory(spec, opts)
@@ -325,17 +330,16 @@ class Registry:
                 distribution=spec.distribution, version=spec.version,
                 fix=f"report it to the maintainers of {spec.distribution}",
             ))
-        self.plugin_manager.hook.relaypass_instrument_built(spec=spec, instrument=pi)
+        for source in self._sources:
+            source.instrument_built(spec, pi)
         return pi
 
     def _report(self, error: PluginError) -> PluginError:
-        self.plugin_manager.hook.relaypass_plugin_error(error=error)
+        for source in self._sources:
+            source.error_reported(error)
         return error
 
     def _call_factory(self, spec: Any, options: dict[str, Any]) -> Any:
-        from ..errors import RelayPassError
-        from .errors import PluginBuildError
-
         factory = self._load_factory(spec)
         what = "pass" if hasattr(spec, "kind") else "instrument"
         try:
@@ -362,8 +366,6 @@ class Registry:
         return built
 
     def _load_factory(self, spec: Any) -> Callable[..., Any]:
-        from .errors import PluginImportError
-
         factory = spec.factory
         if not isinstance(factory, str):
             if isinstance(factory, Pass):
@@ -397,9 +399,6 @@ class Registry:
 
     # --- in-process registration ---------------------------------------------------------
     def add_in_process(self, spec: Any, override: bool) -> None:
-        from ..plugins.manager import IN_PROCESS
-        from .errors import DuplicatePassError
-
         is_pass = hasattr(spec, "kind")
         what = "pass" if is_pass else "instrument"
         with self._lock:
@@ -416,8 +415,9 @@ class Registry:
                     fix=f"choose another name, or pass override=True to register_{what} to "
                         "replace it in this process",
                 )
-            (IN_PROCESS.passes if is_pass else IN_PROCESS.instruments)[spec.name] = spec
-            overrides = IN_PROCESS.overrides if is_pass else IN_PROCESS.instrument_overrides
+            local = self.in_process
+            (local.passes if is_pass else local.instruments)[spec.name] = spec
+            overrides = local.overrides if is_pass else local.instrument_overrides
             if override:
                 overrides.add(spec.name)
             else:
@@ -425,14 +425,13 @@ class Registry:
             self.invalidate()
 
     def remove_in_process(self, name: str, is_pass: bool) -> None:
-        from ..plugins.manager import IN_PROCESS
-
-        table = IN_PROCESS.passes if is_pass else IN_PROCESS.instruments
+        local = self.in_process
+        table = local.passes if is_pass else local.instruments
         if name not in table:
             raise self._not_found("in-process pass" if is_pass else "in-process instrument",
                                   name, list(table), "the in-process registrations")
         del table[name]
-        (IN_PROCESS.overrides if is_pass else IN_PROCESS.instrument_overrides).discard(name)
+        (local.overrides if is_pass else local.instrument_overrides).discard(name)
         self.invalidate()
 
 
@@ -476,8 +475,6 @@ def check_options(spec: Any, what: str, options: Mapping[str, Any], *,
     Types are checked when ``check_types`` (pipeline files: values come from
     TOML); Python callers may pass any object the factory accepts.
     """
-    from .errors import OptionError
-
     declared: tuple[OptionSpec, ...] | None = spec.options
     if declared is None:
         return dict(options)
@@ -513,6 +510,7 @@ def check_options(spec: Any, what: str, options: Mapping[str, Any], *,
 
 # --- the process-wide registry and the public functions --------------------------------
 _REGISTRY = Registry()
+lookup.install(_REGISTRY)
 
 
 def get_registry() -> Registry:
@@ -593,8 +591,6 @@ def register_pass(
             o, name=name, kind=kind, opt_level=opt_level, required=required, preserves=preserves,
             config=config, options=options, help=help, override=override,
         )
-    from .specs import IN_PROCESS, PASS_KINDS, Origin, PassSpec
-
     template: PassInfo | None = None
     factory: Any = obj
     built_kind: str | None = None
@@ -641,8 +637,6 @@ def register_pass(
 
 
 def _option_spec(decl: Any) -> OptionSpec:
-    from .specs import OptionSpec
-
     if isinstance(decl, OptionSpec):
         return decl
     key = make_config_key(decl)
@@ -667,8 +661,6 @@ def register_instrument(
     """Register an instrument factory (a PassInstrument class or ``callable(**options)``) in-process."""
     if obj is None:
         return lambda o: register_instrument(o, name=name, options=options, help=help, override=override)
-    from .specs import IN_PROCESS, InstrumentSpec, Origin
-
     if not callable(obj):
         raise TypeError(f"register_instrument takes a class or a factory, not {obj!r}")
     name = name or getattr(obj, "__name__", None)

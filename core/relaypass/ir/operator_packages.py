@@ -1,7 +1,11 @@
-"""Operators contributed by installed packages through the ``relaypass.operators`` group.
+"""Operator packages: installed distributions that register operators, found by entry point.
 
-Each entry point names a module (or a callable) that registers operators with
-:func:`relaypass.ir.op.register_op` when imported (or called).  A package that
+Every operator set arrives this way, the standard one included (relaypass
+declares ``relaypass.op`` in the ``relaypass.operators`` group), so the IR's
+registry never names the package that defines ``add`` or ``nn.conv2d``.  Each
+entry point names a module (or a callable) that registers operators with
+:func:`relaypass.ir.op.register_op` when imported (or called); relaypass's own
+set loads first, so the others can extend it.  A package that
 fails to load is reported as a :class:`OperatorPluginError` naming its
 distribution, and the other packages' operators still load.
 """
@@ -10,8 +14,8 @@ from __future__ import annotations
 
 import warnings
 
+from ..entry_points import entry_points_of_group
 from ..errors import RelayPassError
-from .metadata import entry_points_of_group
 
 GROUP = "relaypass.operators"
 
@@ -20,10 +24,15 @@ class OperatorPluginError(RelayPassError):
     """An operator package failed to import or to register its operators."""
 
 
-def load_operator_entry_points() -> list[OperatorPluginError]:
+#: The distribution whose operator set every other one builds on.
+CORE_DISTRIBUTION = "relaypass"
+
+
+def load_operator_packages() -> list[OperatorPluginError]:
     """Load every operator entry point; failures are warned about and returned."""
     failures: list[OperatorPluginError] = []
-    for ep, dist_name, dist_version in entry_points_of_group(GROUP):
+    found = sorted(entry_points_of_group(GROUP), key=lambda e: e[1] != CORE_DISTRIBUTION)
+    for ep, dist_name, dist_version in found:
         try:
             obj = ep.load()
             if callable(obj):

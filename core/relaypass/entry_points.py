@@ -1,18 +1,15 @@
 """Installed-distribution metadata: entry points with the distribution that declares them.
 
-Names and versions shown to users always come from here, never from a
-hard-coded string, so a third party that copies the standard plugins' glue is
-listed under its own distribution.
+Passes, instruments and operators all arrive through entry points.  Names and
+versions shown to users always come from here, never from a hard-coded string,
+so a third party that copies the standard plugins' glue is listed under its
+own distribution.  Standard library only: the IR's operator registry uses it too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-try:
-    from importlib import metadata as importlib_metadata
-except ImportError:  # pragma: no cover - Python < 3.10
-    import importlib_metadata  # type: ignore[no-redef]
+from importlib import metadata as importlib_metadata
 
 EntryPoint = importlib_metadata.EntryPoint
 

@@ -280,3 +280,133 @@ def test_a_relaypass_error_in_a_pass_leaves_a_reproducer_too(tmp_path):
     # Positions refer to the reproducer's own input file.
     expected = line.split("; reproducer written to")[0].replace("ill_typed.relay:", "input.relay:")
     assert again.stderr.splitlines() == [expected]
+
+
+# --- the checker and the typer: names given, with documented defaults ---------------------------
+def test_bisect_uses_the_checker_and_typer_it_is_given():
+    """``checker``/``typer`` (``--checker``/``--typer``): any registered instrument and pass."""
+    from relaypass.errors import RelayPassError
+    from relaypass.transform import (
+        get_pass,
+        module_pass,
+        register_instrument,
+        unregister_instrument,
+    )
+    from relaypass.transform.instrument import PassInstrument
+
+    @function_pass(opt_level=0, name="NegateResult")
+    def negate(func, mod, ctx):
+        return relay.Function(func.params, relay.negative(func.body))
+
+    def negated(mod):
+        body = mod["main"].body
+        return getattr(getattr(body, "op", None), "name", None) == "negative"
+
+    infer = get_pass("InferType")
+
+    @module_pass(opt_level=0, name="NoNegativeTyper")
+    def typer(mod, ctx):
+        if negated(mod):
+            raise RelayPassError("@main returns a negation")
+        return infer(mod)
+
+    class NoNegativeChecker(PassInstrument):  # no check(): bisect calls run_after_pass
+        def run_after_pass(self, mod, info):
+            if negated(mod):
+                raise RelayPassError(f"after pass {info.name}: @main returns a negation")
+
+    register_pass(negate)
+    register_pass(typer)
+    register_instrument(NoNegativeChecker)
+    try:
+        spec = parse_pipeline('passes = ["InferType", "NegateResult", "FoldConstant"]')
+        mod = load(CONVNET)
+        inputs = random_inputs(mod, seed=0)
+        default = bisect_pipeline(spec, mod, inputs, rtol=1e-3, atol=1e-5)
+        typed = bisect_pipeline(spec, mod, inputs, rtol=1e-3, atol=1e-5, typer="NoNegativeTyper")
+        checked = bisect_pipeline(spec, mod, inputs, rtol=1e-3, atol=1e-5,
+                                  checker="NoNegativeChecker", typer="NoNegativeTyper")
+    finally:
+        unregister_pass("NegateResult")
+        unregister_pass("NoNegativeTyper")
+        unregister_instrument("NoNegativeChecker")
+    # The defaults: WellFormedChecker, and the pass with role "type-inference".
+    assert (default.checker, default.typer) == ("WellFormedChecker", "InferType")
+    assert default.culprit.step.index == 2 and default.breakage.kind == "output"
+    assert typed.culprit.step.index == 2 and typed.breakage.kind == "ill_typed"
+    assert typed.breakage.message == ("NoNegativeTyper fails on the module NegateResult returned: "
+                                      "RelayPassError: @main returns a negation")
+    assert (checked.checker, checked.typer) == ("NoNegativeChecker", "NoNegativeTyper")
+    assert checked.breakage.kind == "ill_formed"
+    assert checked.breakage.message == "after pass NegateResult: @main returns a negation"
+
+
+def test_bisect_checker_and_typer_options(pipelines):
+    results = run_all({
+        "explicit": (("bisect", pipelines["op"], CONVNET, "--checker", "WellFormedChecker",
+                      "--typer", "InferType"), None),
+        # A checker that checks nothing: DropBinding's free variable is then found only when
+        # @main is evaluated (InferType accepts it: %x keeps its annotation).
+        "lenient": (("bisect", pipelines["binding"], CONVNET, "--checker", "PassTimingInstrument"),
+                    None),
+        "no checker": (("bisect", pipelines["op"], CONVNET, "--checker", "WellFormedChecka"), None),
+        "no typer": (("bisect", pipelines["op"], CONVNET, "--typer", "InferTyp"), None),
+    })
+    explicit = results["explicit"]
+    assert explicit.returncode == 1, explicit.stderr
+    assert "culprit: pass 3 of 10, ChangeOp (from broken-passes 0.1.0)\n" in explicit.stdout
+    lenient = results["lenient"]
+    assert lenient.returncode == 1, lenient.stderr
+    out = lenient.stdout.splitlines()
+    assert out[1] == "culprit: pass 8 of 10, DropBinding (from broken-passes 0.1.0)"
+    assert out[2].startswith("  evaluating @main after DropBinding raised EvaluationError: "
+                             "unbound variable %x"), out[2]
+    for key, pattern in (
+            ("no checker", r"--checker WellFormedChecka: no instrument named 'WellFormedChecka' is "
+                           r"registered; did you mean 'WellFormedChecker'\?.*relaypass instruments "
+                           r"shows them"),
+            ("no typer", r"--typer InferTyp: no pass named 'InferTyp' is registered; did you mean "
+                         r"'InferType'\?")):
+        r = results[key]
+        assert r.returncode == 2, (key, r.stderr)
+        (line,) = r.stderr.splitlines()
+        assert line.startswith("relaypass: error: ") and re.search(pattern, line), (key, line)
+
+
+def test_a_reproducer_restores_types_with_the_typer_given_or_the_roles_pass(tmp_path, monkeypatch,
+                                                                            capsys):
+    """``run --typer NAME``; by default the pass with role "type-inference" (here: in-process)."""
+    from relaypass.tools.cli import main
+    from relaypass.transform import get_pass, module_pass
+
+    @function_pass(opt_level=0, name="CrashHere")
+    def crash(func, mod, ctx):
+        raise RuntimeError("CrashHere gives up")
+
+    infer = get_pass("InferType")
+
+    @module_pass(opt_level=0, name="MyTyper")
+    def my_typer(mod, ctx):
+        return infer(mod)
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.toml").write_text('passes = ["InferType", "CrashHere"]\n')
+
+    def first_pass(*options):
+        before = set(tmp_path.glob("relaypass-repro/*"))
+        assert main(["run", "p.toml", str(CONVNET), "-o", "out.relay", *options]) == 3
+        (folder,) = set(tmp_path.glob("relaypass-repro/*")) - before
+        readme = (folder / "README.txt").read_text()
+        return tomllib.loads((folder / "pipeline.toml").read_text())["passes"][0], readme
+
+    register_pass(crash)
+    register_pass(my_typer, role="type-inference", override=True)
+    try:
+        role_pass, readme = first_pass()
+        given, _ = first_pass("--typer", "InferType")
+    finally:
+        unregister_pass("CrashHere")
+        unregister_pass("MyTyper")
+    capsys.readouterr()
+    assert role_pass == "MyTyper" and "so pipeline.toml runs MyTyper first" in readme
+    assert given == "InferType"

@@ -546,3 +546,43 @@ def test_model_zoo_job_checks_against_onnxruntime_and_the_stored_output(tmp_path
     assert "matches the stored reference output (light_shufflenet_output_0.pb)" in r.stderr
     assert re.match(r"relaypass: error: --weights random needs --reference onnxruntime",
                     one_error_line(results["conflict"]))
+
+
+def test_run_timer_and_typer_options():
+    """``--timer NAME`` chooses the timing instrument (default PassTimingInstrument; implies
+    --time), ``--typer NAME`` the pass a reproducer restores types with; both are checked first."""
+    results = run_all({
+        "default": (("run", PIPELINES / "O2.toml", MLP, "--time"), None),
+        "timer": (("run", PIPELINES / "O2.toml", MLP, "--timer", "PassTimingInstrument"), None),
+        "typer": (("run", PIPELINES / "O2.toml", MLP, "--typer", "InferType"), None),
+        "no render": (("run", PIPELINES / "O2.toml", MLP, "--timer", "PrintAfterAll"), None),
+        "unknown timer": (("run", PIPELINES / "O2.toml", MLP, "--timer", "PassTiming"), None),
+        "unknown typer": (("run", PIPELINES / "O2.toml", MLP, "--typer", "InferTyp"), None),
+    })
+    for key in ("default", "timer"):
+        r = results[key]
+        assert r.returncode == 0, (key, r.stderr)
+        assert re.search(r"^Pass timing: \d+ pass runs", r.stderr, re.M), (key, r.stderr)
+    assert results["typer"].returncode == 0 and "Pass timing" not in results["typer"].stderr
+    for key, pattern in (
+            ("no render", r"--timer PrintAfterAll: instrument 'PrintAfterAll' has no render\(\) "
+                          r"method giving the timing table \(the default, PassTimingInstrument, "
+                          r"has\)$"),
+            ("unknown timer", r"--timer PassTiming: no instrument named 'PassTiming' is "
+                              r"registered; did you mean 'PassTimingInstrument'\?"),
+            ("unknown typer", r"--typer InferTyp: no pass named 'InferTyp' is registered; did "
+                              r"you mean 'InferType'\?")):
+        line = one_error_line(results[key])
+        assert re.search(pattern, line), (key, line)
+
+
+def test_help_names_the_default_passes_and_instruments():
+    results = run_all({"run": (("run", "--help"), None), "bisect": (("bisect", "--help"), None)})
+    run_help = " ".join(results["run"].stdout.split())
+    bisect_help = " ".join(results["bisect"].stdout.split())
+    for text in ("(default PassTimingInstrument)", 'role = "type-inference", else InferType',
+                 "instrument PrintAfter)", "instrument PrintAfterAll)", "instrument PrintChanged)",
+                 "instrument DumpIR)"):
+        assert text in run_help, text
+    for text in ("(default WellFormedChecker)", 'role = "type-inference", else InferType'):
+        assert text in bisect_help, text

@@ -917,7 +917,7 @@ def test_pass_on_a_bare_function_hands_back_a_function():
 def test_pass_factory_rejects_options():
     from relaypass_std.infer_type import InferType
 
-    with pytest.raises(TypeError, match="InferType takes no options, got verbose"):
+    with pytest.raises(TypeError, match="'InferType' has no option 'verbose'. Its options: none"):
         InferType(verbose=True)
 
 

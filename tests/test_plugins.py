@@ -2,20 +2,24 @@
 
 Broken distributions are built as tiny ``*.dist-info`` folders (METADATA and
 entry_points.txt) beside their package on a temporary ``sys.path`` entry:
-that is all importlib.metadata needs to see an installed distribution.  The
-real pip-installed plugin lives in test_pipeline.py's virtual-environment test.
+that is all importlib.metadata needs to see an installed distribution.  A
+real one, the plugin template ``examples/plugin_template``, is pip-installed
+into a fresh virtual environment at the end of this file.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
+import re
 import shutil
 import site
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -410,44 +414,63 @@ def test_manifest_errors_name_the_key_path(text, where):
     assert where in str(err.value) and "demo 1.0" in str(err.value)
 
 
-# --- a real third-party distribution, installed with pip into a fresh virtual environment ----
-DEMO_PACKAGE = Path(__file__).parent / "data" / "plugin_pkg"
+# --- the plugin template: a real third-party distribution, pip-installed into a fresh venv ----
+TEMPLATE = Path(__file__).resolve().parents[1] / "examples" / "plugin_template"
+TEMPLATE_DIST, TEMPLATE_VERSION = "relaypass-example-plugin", "0.1.0"
 
-DEMO_PIPELINE = '''
-opt_level = 2
-passes = ["DemoTag"]
+TEMPLATE_PIPELINE = """
+opt_level = 1
+passes = ["RemoveIdentities"]
 
 [config]
-"demo.Tag.label" = "from-pipeline"
+"relaypass_example.RemoveIdentities.signed_zeros" = true
 
 [[instruments]]
-name = "DemoCounter"
+name = "OpCounter"
 options = { label = "demo count" }
-'''
+"""
 
-VENV_CHECK = '''
+VENV_CHECK = """
 import json, sys
-from relaypass import relay
-from relaypass.ir import IRModule
-from relaypass.transform import get_pass, list_instruments, list_passes, load_pipeline
+from collections import Counter
+from relaypass import parse
+from relaypass.functor import post_order_visit
+from relaypass.relay import Call, Op
+from relaypass.transform import (
+    PassContext, get_instrument, get_pass, list_instruments, list_passes, load_pipeline)
 from relaypass.transform.errors import PassNotFoundError
+
+
+def ops(mod):
+    found = Counter()
+    post_order_visit(mod["main"], lambda e: isinstance(e, Call) and isinstance(e.op, Op)
+                     and found.update([e.op.name]))
+    return dict(found)
+
 
 report = {
     "passes": {s.name: [s.distribution, s.version] for s in list_passes()},
     "instruments": {s.name: [s.distribution, s.version] for s in list_instruments()},
 }
-x = relay.var("x", shape=(2,))
-mod = IRModule.from_expr(relay.Function([x], relay.add(x, x)))
+mod = parse('''#[version = "0.0.5"]
+def @main(%x: Tensor[(2), float32]) {
+  %0 = add(%x, 0f);
+  multiply(%0, 1f)
+}
+''')
 try:
-    tagged = get_pass("DemoTag")(mod)
+    remove = get_pass("RemoveIdentities")
 except PassNotFoundError as exc:
     report["get_pass"] = "not found: " + str(exc)
 else:
-    report["get_pass"] = dict(tagged["main"].attrs)
+    counter = get_instrument("OpCounter")
+    with PassContext(instruments=[counter]):
+        out = remove(mod)
+    report["get_pass"] = {"ran": [r.name for r in counter.records], "ops": ops(out)}
     pipeline = load_pipeline(sys.argv[1])
-    report["pipeline"] = dict(pipeline(mod)["main"].attrs)
+    report["pipeline"] = ops(pipeline(mod))
 print("REPORT " + json.dumps(report))
-'''
+"""
 
 
 def _run_in(python: Path, *args: str) -> subprocess.CompletedProcess:
@@ -455,10 +478,36 @@ def _run_in(python: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(python), *args], capture_output=True, text=True, env=env, check=True)
 
 
+def _offline_build_flags() -> tuple[str, ...]:
+    """pip's flags to build the template (a setuptools project) without the network, if this can.
+
+    setuptools builds wheels by itself from 70.1, with the ``wheel`` package
+    before that.  Otherwise pip builds in an isolated environment, fetching
+    setuptools from the package index (or its cache), as it does for a user.
+    """
+    try:
+        version = importlib.metadata.version("setuptools")
+    except importlib.metadata.PackageNotFoundError:
+        return ()
+    major_minor = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+    if major_minor >= (70, 1) or (major_minor >= (64, 0) and importlib.util.find_spec("wheel")):
+        return ("--no-build-isolation", "--no-index")
+    return ()
+
+
+@dataclass
+class TemplateVenv:
+    python: Path  # the virtual environment's interpreter
+    source: Path  # the copy of the template it was installed from
+    pipeline: Path  # TEMPLATE_PIPELINE's file
+    install: tuple[str, ...]  # the pip command that installed it
+    installed: bool = True
+
+
 @pytest.fixture(scope="session")
-def demo_venv(tmp_path_factory):
-    """A virtual environment (seeing this relaypass) with relaypass-demo-plugin pip-installed; made once."""
-    root = tmp_path_factory.mktemp("demo_venv")
+def template_venv_once(tmp_path_factory) -> TemplateVenv:
+    """A virtual environment (seeing this relaypass) with the plugin template pip-installed; made once."""
+    root = tmp_path_factory.mktemp("template_venv")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
                    check=True)
@@ -471,13 +520,27 @@ def demo_venv(tmp_path_factory):
     purelib = Path(_run_in(python, "-c", where).stdout.strip())
     (purelib / "_relaypass_test_parent.pth").write_text(
         "".join(f"import site; site.addsitedir({d!r})\n" for d in ours))
-    source = root / "plugin_pkg"  # built from a copy: the build leaves files behind
-    shutil.copytree(DEMO_PACKAGE, source)
-    install = ("-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(source))
-    _run_in(python, *install)
-    pipeline = root / "demo.toml"
-    pipeline.write_text(DEMO_PIPELINE)
-    return python, install, pipeline
+    source = root / "plugin_template"  # built from a copy: the build leaves files behind
+    shutil.copytree(TEMPLATE, source, ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis"))
+    install = ("-m", "pip", "install", "-q", "--no-deps", *_offline_build_flags(), str(source))
+    try:
+        _run_in(python, *install)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"pip install of {TEMPLATE} failed (to build it without the network, install "
+                    f"setuptools>=70.1 here):\n{exc.stdout}\n{exc.stderr}")
+    pipeline = root / "template.toml"
+    pipeline.write_text(TEMPLATE_PIPELINE)
+    return TemplateVenv(python, source, pipeline, install)
+
+
+@pytest.fixture
+def template_venv(template_venv_once: TemplateVenv) -> TemplateVenv:
+    """The session's environment, with the template installed again if a test uninstalled it."""
+    if not template_venv_once.installed:
+        _run_in(template_venv_once.python, *template_venv_once.install)
+        template_venv_once.installed = True
+    return template_venv_once
 
 
 def _report(python: Path, pipeline: Path) -> dict:
@@ -488,28 +551,46 @@ def _report(python: Path, pipeline: Path) -> dict:
     return report
 
 
-def test_pip_installed_plugin_is_listed_built_and_usable_from_a_pipeline(demo_venv):
-    python, _, pipeline = demo_venv
-    report = _report(python, pipeline)
-    assert report["passes"]["DemoTag"] == ["relaypass-demo-plugin", "0.3.1"]
-    assert report["passes"]["DemoAnnotate"] == ["relaypass-demo-plugin", "0.3.1"]
-    assert report["instruments"]["DemoCounter"] == ["relaypass-demo-plugin", "0.3.1"]
+def test_pip_installed_plugin_is_listed_built_and_usable_from_a_pipeline(template_venv):
+    report = _report(template_venv.python, template_venv.pipeline)
+    assert report["passes"]["RemoveIdentities"] == [TEMPLATE_DIST, TEMPLATE_VERSION]
+    assert report["instruments"]["OpCounter"] == [TEMPLATE_DIST, TEMPLATE_VERSION]
     assert report["passes"]["InferType"][0] == "relaypass"
-    # get_pass ran DemoAnnotate first (DemoTag requires it) and read the config default.
-    assert report["get_pass"] == {"demo.annotated": True, "demo.tag": "tagged"}
-    # The pipeline set the config key and ran the plugin's instrument with its option:
-    # the Sequential, DemoAnnotate (added) and DemoTag.
-    assert report["pipeline"] == {"demo.annotated": True, "demo.tag": "from-pipeline"}
-    assert "demo count: 3" in report["stdout"]
+    # get_pass ran InferType first (RemoveIdentities requires it) and read the config
+    # key's default (signed_zeros = false: add(x, 0f) is removed too).
+    assert report["get_pass"] == {"ran": ["InferType", "RemoveIdentities"], "ops": {}}
+    # The pipeline set the config key (add(x, 0f) stays) and ran the plugin's instrument
+    # with its option: the Sequential, InferType (added) and RemoveIdentities.
+    assert report["pipeline"] == {"add": 1}
+    assert "demo count: 3 passes" in report["stdout"]
 
 
-def test_pip_uninstalled_plugin_is_gone(demo_venv):
-    python, install, pipeline = demo_venv
-    _run_in(python, "-m", "pip", "uninstall", "-y", "-q", "relaypass-demo-plugin")
-    try:
-        report = _report(python, pipeline)
-    finally:
-        _run_in(python, *install)  # leave the session's environment as the fixture made it
-    assert "DemoTag" not in report["passes"] and "DemoCounter" not in report["instruments"]
-    assert report["get_pass"].startswith("not found: no pass named 'DemoTag'")
+def test_pip_installed_plugin_is_listed_by_the_cli(template_venv):
+    python = template_venv.python
+    passes = json.loads(_run_in(python, "-m", "relaypass.tools.cli", "passes", "--json").stdout)
+    [spec] = [p for p in passes if p["name"] == "RemoveIdentities"]
+    assert (spec["distribution"], spec["version"]) == (TEMPLATE_DIST, TEMPLATE_VERSION)
+    assert (spec["kind"], spec["opt_level"], spec["required"]) == ("function", 1, ["InferType"])
+    assert [o["name"] for o in spec["options"]] == ["double_negative"]
+    assert [c["name"] for c in spec["config"]] == ["relaypass_example.RemoveIdentities.signed_zeros"]
+    table = _run_in(python, "-m", "relaypass.tools.cli", "instruments").stdout.splitlines()
+    assert any(line.split()[0] == "OpCounter" and TEMPLATE_DIST in line for line in table)
+
+
+def test_plugin_template_passes_its_own_tests_once_installed(template_venv):
+    # From the template's folder: its pyproject.toml sets pytest's rootdir, and with the
+    # src/ layout the tests import the installed package, not the source next to them.
+    result = subprocess.run(
+        [str(template_venv.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        capture_output=True, text=True, cwd=template_venv.source)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout and "skipped" not in result.stdout
+
+
+def test_pip_uninstalled_plugin_is_gone(template_venv):
+    _run_in(template_venv.python, "-m", "pip", "uninstall", "-y", "-q", TEMPLATE_DIST)
+    template_venv.installed = False  # the next test using it installs it again
+    report = _report(template_venv.python, template_venv.pipeline)
+    assert "RemoveIdentities" not in report["passes"] and "OpCounter" not in report["instruments"]
+    assert report["get_pass"].startswith("not found: no pass named 'RemoveIdentities'")
     assert "InferType" in report["passes"]

@@ -16,6 +16,11 @@ A subclass overrides ``visit_call``, ``visit_function`` and friends and calls
 ``self.visit(child)`` for children, as with Relay.  Overriding ``visit_let``
 takes over the walk of let chains (the override is called for the outermost
 let only when it does not recurse itself).
+
+What a node's children are, and how a node is rebuilt over new ones, comes
+from the node kinds' field declarations (:mod:`relaypass.ir.fields`): the
+default ``visit_<kind>`` methods are one generic ``visit_children`` /
+``mutate_children``, so no kind's fields are spelled out here.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from .ir.expr import (
     TupleGetItem,
     Var,
 )
+from .ir.fields import rebuild
 from .ir.op import Op
 from .ir.traversal import post_order_visit
 
@@ -128,6 +134,13 @@ class ExprFunctor:
 class _DataflowExpansion(ExprFunctor):
     """Shared machinery: visit dataflow nodes bottom-up with an explicit stack."""
 
+    _memo_reads = True
+    """Children may be read from ``memo_map`` directly: true unless a subclass overrides ``visit``."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._memo_reads = cls.visit is _DataflowExpansion.visit
+
     def visit(self, expr: Expr) -> Any:
         memo = self.memo_map
         if expr in memo:
@@ -156,13 +169,8 @@ class _DataflowExpansion(ExprFunctor):
                 memo[node] = dispatch[t](node)
                 continue
             push((node, True))
-            if t is Call:
-                kids = node.args
-            elif t is Tuple:
-                kids = node.fields
-            else:
-                kids = (node.tuple_value,)
-            for kid in reversed(kids):
+            # The operands, not a call's callee: visit_call visits that after the arguments.
+            for kid in reversed(t._layout_.operands(node)):
                 if type(kid) in dataflow and kid not in memo:
                     push((kid, False))
         return memo[root]
@@ -187,22 +195,20 @@ class ExprVisitor(_DataflowExpansion):
     def visit_op(self, op: Op) -> None:
         pass
 
-    def visit_tuple(self, tup: Tuple) -> None:
-        for field in tup.fields:
-            self.visit(field)
+    def visit_children(self, node: Expr) -> None:
+        """Visit each child of ``node`` in field order (a call's callee, then its arguments)."""
+        visit = self.visit
+        if self._memo_reads:
+            memo = self.memo_map
+            for kid in type(node)._layout_.children(node):
+                if kid not in memo:
+                    visit(kid)
+        else:
+            for kid in type(node)._layout_.children(node):
+                visit(kid)
 
-    def visit_tuple_getitem(self, tgi: TupleGetItem) -> None:
-        self.visit(tgi.tuple_value)
-
-    def visit_call(self, call: Call) -> None:
-        self.visit(call.op)
-        for arg in call.args:
-            self.visit(arg)
-
-    def visit_function(self, func: Function) -> None:
-        for param in func.params:
-            self.visit(param)
-        self.visit(func.body)
+    visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_children
+    visit_if = visit_ref_create = visit_ref_read = visit_ref_write = visit_children
 
     def visit_let(self, let: Let) -> None:
         memo = self.memo_map
@@ -216,21 +222,6 @@ class ExprVisitor(_DataflowExpansion):
         self.visit(node)
         for inner in chain[1:]:
             memo[inner] = None
-
-    def visit_if(self, if_expr: If) -> None:
-        self.visit(if_expr.cond)
-        self.visit(if_expr.true_branch)
-        self.visit(if_expr.false_branch)
-
-    def visit_ref_create(self, ref: RefCreate) -> None:
-        self.visit(ref.value)
-
-    def visit_ref_read(self, ref: RefRead) -> None:
-        self.visit(ref.ref)
-
-    def visit_ref_write(self, ref: RefWrite) -> None:
-        self.visit(ref.ref)
-        self.visit(ref.value)
 
 
 MixedModeVisitor = ExprVisitor
@@ -256,37 +247,24 @@ class ExprMutator(_DataflowExpansion):
     def visit_op(self, op: Op) -> Expr:
         return op
 
-    def visit_tuple(self, tup: Tuple) -> Expr:
+    def mutate_children(self, node: Expr) -> Expr:
+        """``node`` over its visited children (in field order); ``node`` itself if none changed."""
+        layout = type(node)._layout_
+        old = layout.children(node)
         visit = self.visit
-        fields = [visit(f) for f in tup.fields]
-        if all(a is b for a, b in zip(fields, tup.fields)):
-            return tup
-        return Tuple(fields, tup.span)
+        if self._memo_reads:
+            # Dataflow children were expanded before this runs: most are in the memo table.
+            memo = self.memo_map
+            new = tuple([memo[k] if k in memo else visit(k) for k in old])
+        else:
+            new = tuple([visit(k) for k in old])
+        # Expressions compare by identity: equal tuples hold the very same children.
+        if new == old:
+            return node
+        return layout.rebuild(node, new)
 
-    def visit_tuple_getitem(self, tgi: TupleGetItem) -> Expr:
-        value = self.visit(tgi.tuple_value)
-        if value is tgi.tuple_value:
-            return tgi
-        return TupleGetItem(value, tgi.index, tgi.span)
-
-    def visit_call(self, call: Call) -> Expr:
-        # Arguments were expanded before this runs, so most lookups hit the memo table.
-        memo = self.memo_map
-        visit = self.visit
-        old_op = call.op
-        op = memo[old_op] if old_op in memo else visit(old_op)
-        old_args = call.args
-        args = [memo[a] if a in memo else visit(a) for a in old_args]
-        if op is old_op and all(a is b for a, b in zip(args, old_args)):
-            return call
-        return Call(op, args, call.attrs, call.type_args, call.span)
-
-    def visit_function(self, func: Function) -> Expr:
-        params = [self.visit(p) for p in func.params]
-        body = self.visit(func.body)
-        if body is func.body and all(a is b for a, b in zip(params, func.params)):
-            return func
-        return Function(params, body, func.ret_type, func.type_params, func.attrs, func.span)
+    visit_tuple = visit_tuple_getitem = visit_call = visit_function = mutate_children
+    visit_if = visit_ref_create = visit_ref_read = visit_ref_write = mutate_children
 
     def visit_let(self, let: Let) -> Expr:
         """Rewrites the whole chain of lets from here in a loop (see ``rewrite_let_chain``)."""
@@ -329,34 +307,11 @@ class ExprMutator(_DataflowExpansion):
             elif var is old.var and value is old.value and body is old.body:
                 new = old
             else:
-                new = Let(var, value, body, old.span)
+                new = rebuild(old, (var, value, body))
             if old is not let:
                 memo[old] = new
             body = new
         return body
-
-    def visit_if(self, if_expr: If) -> Expr:
-        cond = self.visit(if_expr.cond)
-        then = self.visit(if_expr.true_branch)
-        other = self.visit(if_expr.false_branch)
-        if cond is if_expr.cond and then is if_expr.true_branch and other is if_expr.false_branch:
-            return if_expr
-        return If(cond, then, other, if_expr.span)
-
-    def visit_ref_create(self, ref: RefCreate) -> Expr:
-        value = self.visit(ref.value)
-        return ref if value is ref.value else RefCreate(value, ref.span)
-
-    def visit_ref_read(self, ref: RefRead) -> Expr:
-        inner = self.visit(ref.ref)
-        return ref if inner is ref.ref else RefRead(inner, ref.span)
-
-    def visit_ref_write(self, ref: RefWrite) -> Expr:
-        inner = self.visit(ref.ref)
-        value = self.visit(ref.value)
-        if inner is ref.ref and value is ref.value:
-            return ref
-        return RefWrite(inner, value, ref.span)
 
 
 class MixedModeMutator(ExprMutator):

@@ -15,12 +15,14 @@ Counting follows Relay's visitor, which looks at a shared node at most twice
 (the counts that decide are 0, 1 and "many"), with one fix: a let reached a
 second time through a shared node keeps the counts of its variables, where
 Relay resets them and may then drop a binding that is still used.  Unlike
-Relay, the pass does not require InferType: :mod:`.purity` tells functions
-from data without types.  Everything runs on explicit stacks and loops: a
+Relay's, this pass needs no types: :mod:`.purity` tells functions from data
+without them.  Everything runs on explicit stacks and loops: a
 100,000-binding let chain is fine.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from relaypass.analysis.purity import PurityAnalysis
 from relaypass.functor import ExprMutator
@@ -41,6 +43,7 @@ from relaypass.ir.expr import (
 )
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
+from relaypass.transform import pass_constructor
 
 __all__ = ["DeadCodeElimination", "dead_code_elimination"]
 
@@ -204,9 +207,13 @@ def dead_code_elimination(
     return _Eliminator(actions).visit(expr)
 
 
-def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False):  # noqa: N802
-    """The DeadCodeElimination pass (function pass, opt_level 1), with Relay's options."""
-    from relaypass.transform import function_pass
+def _dead_code_elimination_factory(
+    inline_once: bool = False, ignore_impurity: bool = False,
+) -> Callable[[Function, IRModule, object], Function]:
+    """DeadCodeElimination's transformation, with Relay's options: the manifest's factory.
+
+    The pass is :data:`DeadCodeElimination`.
+    """
 
     class _DeadCodeElimination:
         """Shares one purity analysis of the module between the functions of one run."""
@@ -230,4 +237,9 @@ def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False
                 purity=None if ignore_impurity else self._analysis(mod),
             )
 
-    return function_pass(opt_level=1, name="DeadCodeElimination")(_DeadCodeElimination)()
+    return _DeadCodeElimination().transform_function
+
+
+#: The DeadCodeElimination pass, the one ``relay.transform.DeadCodeElimination`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+DeadCodeElimination = pass_constructor("DeadCodeElimination")

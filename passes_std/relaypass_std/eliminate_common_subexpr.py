@@ -33,6 +33,7 @@ from relaypass.functor import MixedModeMutator
 from relaypass.ir.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
+from relaypass.transform import pass_constructor
 
 __all__ = ["EliminateCommonSubexpr", "eliminate_common_subexpr"]
 
@@ -91,15 +92,17 @@ def _skip_ops(names: Iterable[str]) -> Skip:
     return fskip
 
 
-def EliminateCommonSubexpr(fskip: Skip | Iterable[str] | None = None):  # noqa: N802
-    """The EliminateCommonSubexpr pass (function pass, opt_level 3, requires InferType).
+def _eliminate_common_subexpr_factory(
+    fskip: Skip | Iterable[str] | None = None,
+) -> Callable[[Function, IRModule, object], Function]:
+    """EliminateCommonSubexpr's transformation: the manifest's factory.
+
+    The pass is :data:`EliminateCommonSubexpr`.
 
     ``fskip`` is Relay's callback (``fskip(expr) -> bool``, true to leave
     ``expr`` alone), or a list of operator names whose calls are never merged
     (the form a pipeline file can give).
     """
-    from relaypass.transform import function_pass
-
     if fskip is None or callable(fskip):
         skip = fskip
     elif isinstance(fskip, str):
@@ -111,5 +114,10 @@ def EliminateCommonSubexpr(fskip: Skip | Iterable[str] | None = None):  # noqa: 
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
         return eliminate_common_subexpr(func, skip)
 
-    return function_pass(transform, opt_level=3, name="EliminateCommonSubexpr",
-                         required=["InferType"])
+    return transform
+
+
+#: The EliminateCommonSubexpr pass, the one ``relay.transform.EliminateCommonSubexpr``
+#: builds (``EliminateCommonSubexpr(fskip)`` as in Relay); everything about it is
+#: declared in relaypass-plugin.toml.
+EliminateCommonSubexpr = pass_constructor("EliminateCommonSubexpr")

@@ -33,6 +33,7 @@ so a folded program computes what it computed before.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -53,6 +54,7 @@ from relaypass.ir.expr import (
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.types import TensorType
+from relaypass.transform import pass_constructor
 
 __all__ = ["ConstantChecker", "FoldConstant", "fold_constant"]
 
@@ -284,11 +286,15 @@ def _free_vars(expr: Expr) -> list[Var]:
     return free_vars(expr)
 
 
-def FoldConstant():  # noqa: N802
-    """The FoldConstant pass (function pass, opt_level 2, no required pass)."""
-    from relaypass.transform import function_pass
+def _fold_constant_factory() -> Callable[[Function, IRModule, object], Function]:
+    """FoldConstant's transformation: the manifest's factory (the pass is :data:`FoldConstant`)."""
 
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
         return fold_constant(func, mod)
 
-    return function_pass(transform, opt_level=2, name="FoldConstant")
+    return transform
+
+
+#: The FoldConstant pass, the one ``relay.transform.FoldConstant`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+FoldConstant = pass_constructor("FoldConstant")

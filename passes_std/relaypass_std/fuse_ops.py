@@ -32,6 +32,7 @@ Nothing recurses along dataflow.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any as _AnyT
 
 from relaypass.analysis.forward_graph import (
@@ -61,6 +62,8 @@ from relaypass.ir.expr import (
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.types import FuncType, TensorType, Type
+from relaypass.transform import pass_constructor
+from relaypass.transform.errors import OptionError
 
 __all__ = ["FuseOps", "FuseOpsError", "fuse_ops"]
 
@@ -113,30 +116,33 @@ def fuse_ops(
         return _Rewriter(graph, group_of).run(expr)
 
 
-def FuseOps(fuse_opt_level: int = -1, **options: _AnyT):  # noqa: N802
-    """The FuseOps function pass (opt_level 0, requires InferType), as ``relay.transform.FuseOps``.
+def _fuse_ops_factory(fuse_opt_level: int = -1) -> Callable[[Function, IRModule, _AnyT], Function]:
+    """FuseOps's transformation: the manifest's factory (the pass is :data:`FuseOps`).
 
     ``fuse_opt_level`` -1 uses the PassContext's ``opt_level``.  The context's
     config keys ``relay.FuseOps.max_depth`` and
     ``relay.FuseOps.max_function_args`` bound the groups.
     """
-    if options:
-        raise TypeError(
-            f"FuseOps takes only the option fuse_opt_level, got {', '.join(sorted(options))}"
-        )
     if fuse_opt_level != -1:
-        _check_int(fuse_opt_level, "fuse_opt_level", 0)
-    from relaypass.transform import function_pass
+        try:
+            _check_int(fuse_opt_level, "fuse_opt_level", 0)
+        except TypeError as exc:  # the caller's value: an option error, not a plugin failure
+            raise OptionError(str(exc)) from None
 
     def transform(func: Function, mod: IRModule, ctx: _AnyT) -> Function:
         level = ctx.opt_level if fuse_opt_level == -1 else fuse_opt_level
-        depth = _check_int(ctx.config.get(MAX_DEPTH_KEY, DEFAULT_MAX_DEPTH),
-                           f"config key {MAX_DEPTH_KEY!r}", 1)
-        max_args = _check_int(ctx.config.get(MAX_FUNCTION_ARGS_KEY, 0),
+        # Unset keys read as their declared defaults (the manifest's [[pass.config]]).
+        depth = _check_int(ctx.config.get(MAX_DEPTH_KEY), f"config key {MAX_DEPTH_KEY!r}", 1)
+        max_args = _check_int(ctx.config.get(MAX_FUNCTION_ARGS_KEY),
                               f"config key {MAX_FUNCTION_ARGS_KEY!r}", 0)
         return fuse_ops(func, max(level, 0), depth, max_args, mod)
 
-    return function_pass(transform, opt_level=0, name="FuseOps", required=["InferType"])
+    return transform
+
+
+#: The FuseOps pass, the one ``relay.transform.FuseOps`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+FuseOps = pass_constructor("FuseOps")
 
 
 def _check_int(value: object, what: str, minimum: int) -> int:

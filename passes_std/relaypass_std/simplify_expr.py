@@ -51,6 +51,8 @@ Relay's last rewrite; such sums are left as they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from relaypass.dataflow_pattern import (
@@ -69,6 +71,7 @@ from relaypass.ir.op import Op, make_call
 from relaypass.ir.op import OpPattern as FusionPattern
 from relaypass.ir.types import TensorType
 from relaypass.op.layout import Layout
+from relaypass.transform import pass_constructor
 
 from .fold_constant import fold_constant
 from .infer_type import infer_type_expr
@@ -497,11 +500,15 @@ def simplify_expr(func: Function, mod: IRModule | None = None) -> Function:
     return rewrite_patterns(simplify_expr_rewrites(), func, infer)
 
 
-def SimplifyExpr():  # noqa: N802
-    """The SimplifyExpr pass (function pass, opt_level 0, requires InferType)."""
-    from relaypass.transform import function_pass
+def _simplify_expr_factory() -> Callable[[Function, IRModule, object], Function]:
+    """SimplifyExpr's transformation: the manifest's factory (the pass is :data:`SimplifyExpr`)."""
 
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
         return simplify_expr(func, mod)
 
-    return function_pass(transform, opt_level=0, name="SimplifyExpr", required=["InferType"])
+    return transform
+
+
+#: The SimplifyExpr pass, the one ``relay.transform.SimplifyExpr`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+SimplifyExpr = pass_constructor("SimplifyExpr")

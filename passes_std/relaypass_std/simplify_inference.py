@@ -24,13 +24,15 @@ batch_norm (``let %b = nn.batch_norm(...); %b.0``) is left alone, since the
 rewrite looks at the projected expression itself.
 
 The rank of the data is read from the ``checked_type`` of the original
-call's first argument, which is why the pass requires InferType.  Epsilon and
+call's first argument, which is why the input must be typed.  Epsilon and
 the constant one are float32 values stored in the data's dtype, as Relay's
 ``MakeConstantScalar`` makes them.  Dataflow is rewritten post-order without
 recursion (:class:`~relaypass.functor.MixedModeMutator`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -40,6 +42,7 @@ from relaypass.ir.expr import Call, Constant, Expr, Function, TupleGetItem
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op, make_call
 from relaypass.ir.types import TensorType
+from relaypass.transform import pass_constructor
 
 __all__ = ["SimplifyInference", "simplify_inference"]
 
@@ -151,11 +154,18 @@ def simplify_inference(expr: Expr) -> Expr:
     return _InferenceSimplifier().visit(expr)
 
 
-def SimplifyInference():  # noqa: N802
-    """The SimplifyInference pass (function pass, opt_level 0, requires InferType)."""
-    from relaypass.transform import function_pass
+def _simplify_inference_factory() -> Callable[[Function, IRModule, object], Function]:
+    """SimplifyInference's transformation: the manifest's factory.
+
+    The pass is :data:`SimplifyInference`.
+    """
 
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
         return simplify_inference(func)
 
-    return function_pass(transform, opt_level=0, name="SimplifyInference", required=["InferType"])
+    return transform
+
+
+#: The SimplifyInference pass, the one ``relay.transform.SimplifyInference`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+SimplifyInference = pass_constructor("SimplifyInference")

@@ -22,6 +22,8 @@ nesting of Ifs, functions and let-bound values inside values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from relaypass.analysis.binding_scopes import BindingScopes, Scope, binding_scopes, flat_scopes
 from relaypass.ir.expr import (
     Call,
@@ -40,6 +42,7 @@ from relaypass.ir.expr import (
 )
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
+from relaypass.transform import pass_constructor
 
 __all__ = ["ToANormalForm", "to_a_normal_form"]
 
@@ -275,11 +278,18 @@ def to_a_normal_form_module(mod: IRModule) -> IRModule:
     return out
 
 
-def ToANormalForm():  # noqa: N802
-    """The ToANormalForm pass (module pass, opt_level 1)."""
-    from relaypass.transform import module_pass
+def _to_a_normal_form_factory() -> Callable[[IRModule, object], IRModule]:
+    """ToANormalForm's transformation: the manifest's factory.
+
+    The pass is :data:`ToANormalForm`.
+    """
 
     def transform(mod: IRModule, ctx: object) -> IRModule:
         return to_a_normal_form_module(mod)
 
-    return module_pass(transform, opt_level=1, name="ToANormalForm")
+    return transform
+
+
+#: The ToANormalForm pass, the one ``relay.transform.ToANormalForm`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+ToANormalForm = pass_constructor("ToANormalForm")

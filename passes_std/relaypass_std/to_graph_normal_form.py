@@ -20,10 +20,13 @@ so 100,000 nested lets are fine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from relaypass.analysis.purity import PurityAnalysis
 from relaypass.functor import ExprMutator
 from relaypass.ir.expr import Expr, Function, Let, Var
 from relaypass.ir.module import IRModule
+from relaypass.transform import pass_constructor
 
 __all__ = ["ToGraphNormalForm", "to_graph_normal_form"]
 
@@ -83,11 +86,18 @@ def to_graph_normal_form_module(mod: IRModule) -> IRModule:
     return out
 
 
-def ToGraphNormalForm():  # noqa: N802
-    """The ToGraphNormalForm pass (module pass, opt_level 1)."""
-    from relaypass.transform import module_pass
+def _to_graph_normal_form_factory() -> Callable[[IRModule, object], IRModule]:
+    """ToGraphNormalForm's transformation: the manifest's factory.
+
+    The pass is :data:`ToGraphNormalForm`.
+    """
 
     def transform(mod: IRModule, ctx: object) -> IRModule:
         return to_graph_normal_form_module(mod)
 
-    return module_pass(transform, opt_level=1, name="ToGraphNormalForm")
+    return transform
+
+
+#: The ToGraphNormalForm pass, the one ``relay.transform.ToGraphNormalForm`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+ToGraphNormalForm = pass_constructor("ToGraphNormalForm")

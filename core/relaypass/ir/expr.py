@@ -4,7 +4,9 @@ Names and fields follow Relay so that code written against ``tvm.relay``
 reads the same.  Every expression carries ``span`` (where it came from) and
 ``checked_type`` (filled by type inference; reading it earlier raises, as in
 Relay).  Expressions compare by identity; see :mod:`relaypass.ir.structural`
-for comparison by structure.
+for comparison by structure.  Each kind declares its fields once
+(``_fields_``, see :mod:`relaypass.ir.fields`); :func:`children`, rebuilds and
+comparisons are derived from those declarations.
 """
 
 from __future__ import annotations
@@ -16,6 +18,25 @@ import numpy as np
 
 from ..errors import UncheckedTypeError
 from .attrs import EMPTY_DICT_ATTRS, Attrs
+from .fields import (
+    ATTRS,
+    BRANCH,
+    CALLEE,
+    DATA,
+    EXPR,
+    EXPRS,
+    INFO,
+    SPAN,
+    TENSOR,
+    TYPE,
+    TYPE_VARS,
+    TYPES,
+    VAR,
+    VARS,
+    fields,
+    with_fields,
+)
+from .fields import children as children  # the generic one, where traversals look for it
 from .node import Node, Span, _init
 from .types import Type, TypeVar
 
@@ -28,6 +49,7 @@ class Expr(Node):
     """
 
     __slots__ = ("span", "_checked_type")
+    _language_ = "expr"
 
     @property
     def checked_type(self) -> Type:
@@ -127,6 +149,8 @@ class Var(Expr):
     """A local variable: a function parameter or a let-bound name (``%x``)."""
 
     __slots__ = ("name_hint", "type_annotation")
+    # The name is a hint for printing: variables compare by binding, not by name.
+    _fields_ = fields(name_hint=INFO, type_annotation=TYPE, span=SPAN)
 
     def __init__(self, name_hint: str, type_annotation: Type | None = None, span: Span | None = None):
         _init(self, "name_hint", name_hint)
@@ -139,6 +163,7 @@ class GlobalVar(Expr):
     """The name of a function in a module (``@main``)."""
 
     __slots__ = ("name_hint",)
+    _fields_ = fields(name_hint=DATA, span=SPAN)
 
     def __init__(self, name_hint: str, span: Span | None = None):
         _init(self, "name_hint", name_hint)
@@ -150,6 +175,7 @@ class Constant(Expr):
     """A tensor literal holding a read-only numpy array."""
 
     __slots__ = ("data",)
+    _fields_ = fields(data=TENSOR, span=SPAN)
 
     def __init__(self, data: object, span: Span | None = None):
         arr = data if isinstance(data, np.ndarray) else np.asarray(data)
@@ -165,6 +191,7 @@ class Tuple(Expr):
     """A tuple of expressions: ``(%a, %b)``."""
 
     __slots__ = ("fields",)
+    _fields_ = fields(fields=EXPRS, span=SPAN)
 
     def __init__(self, fields: Iterable[Expr], span: Span | None = None):
         _init(self, "fields", tuple(fields))
@@ -188,6 +215,7 @@ class TupleGetItem(Expr):
     """A projection out of a tuple: ``%t.1``."""
 
     __slots__ = ("tuple_value", "index")
+    _fields_ = fields(tuple_value=EXPR, index=DATA, span=SPAN)
 
     def __init__(self, tuple_value: Expr, index: int, span: Span | None = None):
         _init(self, "tuple_value", tuple_value)
@@ -200,6 +228,7 @@ class Call(Expr):
     """A call of an operator, a function, a global or a closure."""
 
     __slots__ = ("op", "args", "attrs", "type_args")
+    _fields_ = fields(op=CALLEE, args=EXPRS, attrs=ATTRS, type_args=TYPES, span=SPAN)
 
     def __init__(
         self,
@@ -227,6 +256,9 @@ class Function(BaseFunc):
     """A function ``fn (%x: T) -> R { body }`` with optional type parameters and attributes."""
 
     __slots__ = ("params", "body", "ret_type", "type_params", "attrs")
+    _fields_ = fields(
+        params=VARS, body=EXPR, ret_type=TYPE, type_params=TYPE_VARS, attrs=ATTRS, span=SPAN
+    )
 
     def __init__(
         self,
@@ -255,19 +287,13 @@ class Function(BaseFunc):
 
     def with_attrs(self, updates: Mapping[str, _AnyT]) -> Function:
         """A copy of this function with several attributes set."""
-        func = Function(
-            self.params, self.body, self.ret_type, self.type_params,
-            self.attrs.with_fields(**updates), self.span,
-        )
+        func = with_fields(self, attrs=self.attrs.with_fields(**updates))
         _init(func, "_checked_type", self._checked_type)
         return func
 
     def without_attr(self, key: str) -> Function:
         """A copy of this function without attribute ``key``."""
-        func = Function(
-            self.params, self.body, self.ret_type, self.type_params,
-            self.attrs.without(key), self.span,
-        )
+        func = with_fields(self, attrs=self.attrs.without(key))
         _init(func, "_checked_type", self._checked_type)
         return func
 
@@ -276,6 +302,8 @@ class Let(Expr):
     """``let %var = value; body``."""
 
     __slots__ = ("var", "value", "body")
+    # The variable is in scope in the value too (a recursive closure) and in the body.
+    _fields_ = fields(var=VAR, value=EXPR, body=EXPR, span=SPAN)
 
     def __init__(self, var: Var, value: Expr, body: Expr, span: Span | None = None):
         _init(self, "var", var)
@@ -289,6 +317,7 @@ class If(Expr):
     """``if (cond) { true_branch } else { false_branch }``; cond is a boolean scalar."""
 
     __slots__ = ("cond", "true_branch", "false_branch")
+    _fields_ = fields(cond=EXPR, true_branch=BRANCH, false_branch=BRANCH, span=SPAN)
 
     def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span: Span | None = None):
         _init(self, "cond", cond)
@@ -302,6 +331,7 @@ class RefCreate(Expr):
     """Allocate a mutable reference cell holding ``value``: ``ref(%v)``."""
 
     __slots__ = ("value",)
+    _fields_ = fields(value=EXPR, span=SPAN)
 
     def __init__(self, value: Expr, span: Span | None = None):
         _init(self, "value", value)
@@ -313,6 +343,7 @@ class RefRead(Expr):
     """Read a reference cell: ``ref_read(%r)``."""
 
     __slots__ = ("ref",)
+    _fields_ = fields(ref=EXPR, span=SPAN)
 
     def __init__(self, ref: Expr, span: Span | None = None):
         _init(self, "ref", ref)
@@ -324,39 +355,10 @@ class RefWrite(Expr):
     """Write ``value`` into a reference cell: ``ref_write(%r, %v)``; evaluates to ``()``."""
 
     __slots__ = ("ref", "value")
+    _fields_ = fields(ref=EXPR, value=EXPR, span=SPAN)
 
     def __init__(self, ref: Expr, value: Expr, span: Span | None = None):
         _init(self, "ref", ref)
         _init(self, "value", value)
         _init(self, "span", span)
         _init(self, "_checked_type", None)
-
-
-def children(expr: Expr) -> tuple[Expr, ...]:
-    """The direct sub-expressions of ``expr``, in evaluation order."""
-    t = type(expr)
-    if t is Call:
-        return (expr.op, *expr.args)  # type: ignore[attr-defined]
-    getter = _CHILDREN.get(t)
-    if getter is None:
-        for base, g in _CHILDREN.items():
-            if isinstance(expr, base):
-                return g(expr)
-        return ()
-    return getter(expr)
-
-
-_CHILDREN = {
-    Var: lambda e: (),
-    GlobalVar: lambda e: (),
-    Constant: lambda e: (),
-    Tuple: lambda e: e.fields,
-    TupleGetItem: lambda e: (e.tuple_value,),
-    Call: lambda e: (e.op, *e.args),
-    Function: lambda e: (*e.params, e.body),
-    Let: lambda e: (e.var, e.value, e.body),
-    If: lambda e: (e.cond, e.true_branch, e.false_branch),
-    RefCreate: lambda e: (e.value,),
-    RefRead: lambda e: (e.ref,),
-    RefWrite: lambda e: (e.ref, e.value),
-}

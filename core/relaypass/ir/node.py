@@ -5,11 +5,17 @@ O(1); structural comparison is the separate :mod:`relaypass.ir.structural`.
 Fields are set once, in ``__init__``, through ``_init`` (object.__setattr__);
 assigning a field afterwards raises, because passes share subtrees freely and a
 changed node would silently change every module that holds it.
+
+Each concrete kind declares its fields once, as ``_fields_`` (see
+:mod:`relaypass.ir.fields`); creating the class compiles that declaration into
+the class's ``_layout_``, from which children, rebuilds and comparisons come.
 """
 
 from __future__ import annotations
 
 from typing import Any as _AnyT
+
+from .fields import DATA, Layout, fields
 
 _init = object.__setattr__
 
@@ -18,6 +24,19 @@ class Node:
     """An immutable IR object."""
 
     __slots__ = ()
+
+    _fields_: tuple | None = None
+    """The declared fields, in constructor order (None for abstract kinds)."""
+    _layout_: Layout | None = None
+    _language_: str | None = None
+    """Which fields are children: those holding nodes of this language ("expr", "type")."""
+
+    def __init_subclass__(cls, **kwargs: _AnyT) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls._fields_
+        # Every class gets its own layout, even one that inherits the declaration,
+        # so that a rebuild constructs the subclass.
+        cls._layout_ = None if declared is None else Layout(cls, declared, cls._language_)
 
     def __setattr__(self, name: str, value: _AnyT) -> None:
         raise AttributeError(
@@ -42,6 +61,7 @@ class Span(Node):
     """Where a node came from in a source text (1-based lines and columns)."""
 
     __slots__ = ("source_name", "line", "column", "end_line", "end_column")
+    _fields_ = fields(source_name=DATA, line=DATA, column=DATA, end_line=DATA, end_column=DATA)
 
     def __init__(
         self,

@@ -38,6 +38,7 @@ from typing import Any
 from ..errors import AttrsError, UnknownOpError
 from .attrs import Attrs
 from .expr import Call, Expr
+from .fields import DATA, INFO, fields
 from .node import _init
 from .operator_packages import load_operator_packages
 from .types import Type
@@ -108,6 +109,8 @@ class Op(Expr):
     """A primitive operator, looked up by name with :meth:`Op.get`."""
 
     __slots__ = ("name", "num_inputs", "attrs_schema", "description", "_attrs")
+    # The name identifies an operator; the rest is what the registry knows about it.
+    _fields_ = fields(name=DATA, num_inputs=INFO, attrs_schema=INFO, description=INFO)
 
     def __init__(self, name: str, num_inputs: int, attrs_schema: AttrsSchema | None, description: str):
         _init(self, "name", name)

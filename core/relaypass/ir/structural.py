@@ -19,52 +19,64 @@ other question, "are these two programs the same program?", the way TVM's
   what printing and parsing such a program gives).  Pairs already compared
   are not compared again, which keeps heavily shared DAGs linear.
 
+What a node is compared by is what its kind declares (:mod:`relaypass.ir.fields`),
+walked the same way for every kind: the variables it binds are matched
+first (type parameters before the variables whose annotations may use them)
+and stay mapped for the whole node; then its data fields (``==``, tuples item
+by item), attributes, types and tensors, in declaration order; then its
+children, on the stack.  Fields of kind INFO and SPAN (a variable's name
+hint, spans) are not compared.  Only variables are handled by kind, since
+what they mean is their binding.  A mismatch names the path of fields that
+leads to it (``body.args[1].data``).  The code comparing (and hashing) one
+kind is generated from its declaration once, by the rules below, one per kind
+of field: it is the code one would write by hand for that kind, so the
+generic walk costs what a hand-written one did.
+
 Everything runs on explicit stacks: a chain of 100,000 calls or of 100,000
 nested lets needs no recursion.
 
 The hash is consistent with equality (equal implies equal hash) and is
 computed bottom-up with a per-call memo by node id, so shared subexpressions
 are hashed once.  For that to agree with tree equality, a bound variable
-hashes by what its binder looks like rather than by when it was reached: a
-parameter by its position and its function's signature, a let variable by
-the hash of the value it is bound to.  Free variables hash by identity, or
+hashes by what its binder looks like rather than by when it was reached: by
+its position among the node's binders and the node's header (its data,
+attributes, types and binder annotations), folded with the hash of each
+child of the node finished before the next one starts.  So a function's
+parameter hashes by its position and the function's signature, and a let
+variable by the value it is bound to.  Free variables hash by identity, or
 with ``map_free_vars`` by the order in which they are first met.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any as _AnyT
 
 from .attrs import Attrs
-from .expr import (
-    Call,
-    Constant,
-    Function,
-    GlobalVar,
-    If,
-    Let,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    Tuple,
-    TupleGetItem,
-    Var,
-)
+from .expr import Constant, Expr, Var
+from .fields import ATTRS, TENSOR, Field, Layout, compile_source, tuple_source
 from .module import IRModule
-from .op import Op
 from .summary import clip, short_text, type_text
-from .types import (
-    FuncType,
-    GlobalTypeVar,
-    IncompleteType,
-    RefType,
-    TensorType,
-    TupleType,
-    TypeVar,
-)
+from .types import GlobalTypeVar, TensorType, Type, TypeVar
 
 __all__ = ["assert_structural_equal", "structural_equal", "structural_hash"]
+
+
+def _layout_in(cls: type, base: type) -> Layout | None:
+    """The field layout of ``cls`` if it is a declared kind of ``base``, else None."""
+    return cls._layout_ if issubclass(cls, base) else None  # type: ignore[attr-defined]
+
+
+class _PerKind(dict):
+    """Generated code by node class, made on first use: ``table[type(node)]``."""
+
+    def __init__(self, make: Callable[[type], _AnyT]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, cls: type) -> _AnyT:
+        value = self[cls] = self.make(cls)
+        return value
 
 
 # --------------------------------------------------------------------------- equality
@@ -190,60 +202,34 @@ class _Comparer:
         if a is b and not self.renamed and not self.map_free_vars:
             return
         stack = [(a, b, path)]
+        push = stack.append
         while stack:
             a, b, path = stack.pop()
             ta = type(a)
             if ta is not type(b):
                 if a is _EXIT:
-                    self.unbind((), b)  # type: ignore[arg-type]
+                    self.unbind(*b)  # type: ignore[misc]
                     continue
                 if a is None or b is None:
                     raise self.fail(path, "a type on one side only", a, b)
                 raise self.fail(path, f"{ta.__name__} vs {type(b).__name__}", a, b)
-            if ta is TensorType:
-                if a == b:
-                    continue
-                if a.dtype != b.dtype:  # type: ignore[attr-defined]
-                    raise self.fail(self.sub(path, ".dtype"), "dtypes differ", a, b)
-                if len(a.shape) != len(b.shape):  # type: ignore[attr-defined]
-                    raise self.fail(self.sub(path, ".shape"), "ranks differ", a, b)
-                for i, (x, y) in enumerate(zip(a.shape, b.shape)):  # type: ignore[attr-defined]
-                    if x != y or type(x) is not type(y):
-                        raise self.fail(self.sub(path, f".shape[{i}]"), f"dimension {x} vs {y}", a, b)
+            if a is None or ta is TensorType and a == b:
                 continue
-            if a is None:
-                continue
-            if ta is TupleType:
-                if len(a.fields) != len(b.fields):  # type: ignore[attr-defined]
-                    raise self.fail(path, "tuple types of different arity", a, b)
-                for i in range(len(a.fields) - 1, -1, -1):  # type: ignore[attr-defined]
-                    stack.append((a.fields[i], b.fields[i], self.sub(path, f".fields[{i}]")))  # type: ignore[attr-defined]
-            elif ta is FuncType:
-                if len(a.type_params) != len(b.type_params):  # type: ignore[attr-defined]
-                    raise self.fail(self.sub(path, ".type_params"), "different numbers of type parameters", a, b)
-                if len(a.arg_types) != len(b.arg_types):  # type: ignore[attr-defined]
-                    raise self.fail(self.sub(path, ".arg_types"), "different numbers of arguments", a, b)
-                if len(a.type_constraints) != len(b.type_constraints):  # type: ignore[attr-defined]
-                    raise self.fail(self.sub(path, ".type_constraints"), "different constraints", a, b)
-                for i, (x, y) in enumerate(zip(a.type_params, b.type_params)):  # type: ignore[attr-defined]
-                    self.bind_type_var(x, y, self.sub(path, f".type_params[{i}]"))
-                if a.type_params:  # type: ignore[attr-defined]
-                    stack.append((_EXIT, a.type_params, None))  # type: ignore[attr-defined]
-                for i in range(len(a.type_constraints) - 1, -1, -1):  # type: ignore[attr-defined]
-                    stack.append((a.type_constraints[i], b.type_constraints[i],  # type: ignore[attr-defined]
-                                  self.sub(path, f".type_constraints[{i}]")))
-                stack.append((a.ret_type, b.ret_type, self.sub(path, ".ret_type")))  # type: ignore[attr-defined]
-                for i in range(len(a.arg_types) - 1, -1, -1):  # type: ignore[attr-defined]
-                    stack.append((a.arg_types[i], b.arg_types[i], self.sub(path, f".arg_types[{i}]")))  # type: ignore[attr-defined]
-            elif ta is TypeVar or ta is GlobalTypeVar:
+            if issubclass(ta, TypeVar):
                 self.type_var_equal(a, b, path)  # type: ignore[arg-type]
-            elif ta is IncompleteType:
-                if a.kind != b.kind:  # type: ignore[attr-defined]
-                    raise self.fail(path, "incomplete types of different kinds", a, b)
-            elif ta is RefType:
-                stack.append((a.value, b.value, self.sub(path, ".value")))  # type: ignore[attr-defined]
-            elif a != b:
-                raise self.fail(path, f"{ta.__name__} values differ", a, b)
+                continue
+            equal = _TYPE_EQUAL[ta]
+            if equal is None:
+                if a != b:
+                    raise self.fail(path, f"{ta.__name__} values differ", a, b)
+                continue
+            equal(self, a, b, path, push)
+
+    def type_list_equal(self, a: Sequence[object], b: Sequence[object], path: object) -> None:
+        if len(a) != len(b):
+            raise self.fail(path, f"{len(a)} vs {len(b)} types", a, b)
+        for i, (x, y) in enumerate(zip(a, b)):
+            self.type_equal(x, y, self.sub(path, f"[{i}]"))
 
     def type_var_equal(self, a: TypeVar, b: TypeVar, path: object) -> None:
         if type(a) is GlobalTypeVar:
@@ -282,12 +268,45 @@ class _Comparer:
                 raise self.fail(self.sub(path, f".{key}"), f"attribute {key!r} on the right only", a, b)
         raise self.fail(path, "attributes differ", a, b)
 
-    # --- expressions -------------------------------------------------------
+    # --- what the generated comparisons call ----------------------------------
+    def bind_all(self, a: object, b: object, name: str, bind: _AnyT, path: object) -> None:
+        """Map a sequence of binders (parameters, type parameters) pairwise."""
+        xs, ys = getattr(a, name), getattr(b, name)
+        if len(xs) != len(ys):
+            self.length_mismatch(a, b, name, path)
+        sub = self.sub
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            bind(x, y, sub(path, f".{name}[{i}]"))
+
+    def length_mismatch(self, a: object, b: object, name: str, path: object) -> None:
+        x, y = getattr(a, name), getattr(b, name)
+        raise self.fail(self.sub(path, "." + name), f"{len(x)} vs {len(y)} {name}", a, b)
+
+    def data_mismatch(self, a: object, b: object, name: str, path: object) -> None:
+        """Raise for a data field that differs; a tuple (a shape) names its first differing item."""
+        x, y = getattr(a, name), getattr(b, name)
+        where = self.sub(path, "." + name)
+        if type(x) is tuple and type(y) is tuple and len(x) == len(y):
+            for i, (p, q) in enumerate(zip(x, y)):
+                if p != q:
+                    raise self.fail(self.sub(where, f"[{i}]"), f"{name}[{i}]: {p!r} vs {q!r}", a, b)
+        raise self.fail(where, f"{name}: {x!r} vs {y!r}", a, b)
+
+    def tensor_equal(self, a: object, b: object, x: _AnyT, y: _AnyT, where: object) -> None:
+        if x is y:
+            return
+        if x.dtype != y.dtype:
+            raise self.fail(where, f"dtypes {x.dtype} vs {y.dtype}", a, b)
+        if x.shape != y.shape:
+            raise self.fail(where, f"shapes {x.shape} vs {y.shape}", a, b)
+        if x.tobytes() != y.tobytes():
+            raise self.fail(where, "values differ", a, b)
+
+    # --- the walk ----------------------------------------------------------
     def run(self, lhs: object, rhs: object, path: object) -> None:
         """Compare two expressions (or types, attrs, sequences); raise _Mismatch on the first difference."""
-        track = self.track
         var_map = self.var_map
-        seen = self.seen
+        compiled = _EXPR_EQUAL
         stack: list[tuple[object, object, object]] = [(lhs, rhs, path)]
         push = stack.append
         pop = stack.pop
@@ -313,75 +332,11 @@ class _Comparer:
                     self.bind_var(a, b, path)  # type: ignore[arg-type]
                     continue
                 raise self.fail(path, "different free variables", a, b)
-            if a is b and not self.renamed and not self.map_free_vars:
+            if a is b and (ta in _CLOSED or not self.renamed and not self.map_free_vars):
                 continue
-            if ta in _SHAREABLE:
-                # A pair of shared subexpressions is compared once, however many uses lead to it.
-                key = (id(a), id(b))
-                if key in seen:
-                    continue
-                seen.add(key)
-            if ta is Call:
-                aa, ba = a.args, b.args  # type: ignore[attr-defined]
-                n = len(aa)
-                if n != len(ba):
-                    raise self.fail(self.sub(path, ".args"), f"{n} vs {len(ba)} arguments", a, b)
-                if a.attrs is not b.attrs:  # type: ignore[attr-defined]
-                    self.attrs_equal(a.attrs, b.attrs, self.sub(path, ".attrs"))  # type: ignore[attr-defined]
-                if a.type_args or b.type_args:  # type: ignore[attr-defined]
-                    self.type_list_equal(a.type_args, b.type_args, self.sub(path, ".type_args"))  # type: ignore[attr-defined]
-                if track:
-                    for i in range(n - 1, -1, -1):
-                        push((aa[i], ba[i], (path, f".args[{i}]")))
-                    push((a.op, b.op, (path, ".op")))  # type: ignore[attr-defined]
-                else:
-                    for i in range(n - 1, -1, -1):
-                        push((aa[i], ba[i], None))
-                    push((a.op, b.op, None))  # type: ignore[attr-defined]
-            elif ta is Op:
-                if a.name != b.name:  # type: ignore[attr-defined]
-                    raise self.fail(path, f"operators {a.name} vs {b.name}", a, b)  # type: ignore[attr-defined]
-            elif ta is Constant:
-                da, db = a.data, b.data  # type: ignore[attr-defined]
-                if da.dtype != db.dtype:
-                    raise self.fail(self.sub(path, ".data"), f"dtypes {da.dtype} vs {db.dtype}", a, b)
-                if da.shape != db.shape:
-                    raise self.fail(self.sub(path, ".data"), f"shapes {da.shape} vs {db.shape}", a, b)
-                if da is not db and da.tobytes() != db.tobytes():
-                    raise self.fail(self.sub(path, ".data"), "values differ", a, b)
-            elif ta is Let:
-                self.bind_var(a.var, b.var, self.sub(path, ".var"))  # type: ignore[attr-defined]
-                push((_EXIT, ((a.var,), ()), None))  # type: ignore[attr-defined]
-                push((a.body, b.body, self.sub(path, ".body")))  # type: ignore[attr-defined]
-                push((a.value, b.value, self.sub(path, ".value")))  # type: ignore[attr-defined]
-            elif ta is Tuple:
-                fa, fb = a.fields, b.fields  # type: ignore[attr-defined]
-                if len(fa) != len(fb):
-                    raise self.fail(path, f"tuples of {len(fa)} vs {len(fb)} fields", a, b)
-                for i in range(len(fa) - 1, -1, -1):
-                    push((fa[i], fb[i], (path, f".fields[{i}]") if track else None))
-            elif ta is TupleGetItem:
-                if a.index != b.index:  # type: ignore[attr-defined]
-                    raise self.fail(self.sub(path, ".index"), f"index {a.index} vs {b.index}", a, b)  # type: ignore[attr-defined]
-                push((a.tuple_value, b.tuple_value, self.sub(path, ".tuple_value")))  # type: ignore[attr-defined]
-            elif ta is GlobalVar:
-                if a.name_hint != b.name_hint:  # type: ignore[attr-defined]
-                    raise self.fail(path, f"@{a.name_hint} vs @{b.name_hint}", a, b)  # type: ignore[attr-defined]
-            elif ta is Function:
-                self.function_header(a, b, path)  # type: ignore[arg-type]
-                push((_EXIT, (a.params, a.type_params), None))  # type: ignore[attr-defined]
-                push((a.body, b.body, self.sub(path, ".body")))  # type: ignore[attr-defined]
-            elif ta is If:
-                push((a.false_branch, b.false_branch, self.sub(path, ".false_branch")))  # type: ignore[attr-defined]
-                push((a.true_branch, b.true_branch, self.sub(path, ".true_branch")))  # type: ignore[attr-defined]
-                push((a.cond, b.cond, self.sub(path, ".cond")))  # type: ignore[attr-defined]
-            elif ta is RefCreate:
-                push((a.value, b.value, self.sub(path, ".value")))  # type: ignore[attr-defined]
-            elif ta is RefRead:
-                push((a.ref, b.ref, self.sub(path, ".ref")))  # type: ignore[attr-defined]
-            elif ta is RefWrite:
-                push((a.value, b.value, self.sub(path, ".value")))  # type: ignore[attr-defined]
-                push((a.ref, b.ref, self.sub(path, ".ref")))  # type: ignore[attr-defined]
+            equal = compiled[ta]
+            if equal is not None:
+                equal(self, a, b, path, push)
             elif ta is tuple or ta is list:
                 if len(a) != len(b):  # type: ignore[arg-type]
                     raise self.fail(path, f"sequences of length {len(a)} vs {len(b)}", a, b)  # type: ignore[arg-type]
@@ -389,32 +344,12 @@ class _Comparer:
                     push((a[i], b[i], self.sub(path, f"[{i}]")))  # type: ignore[index]
             elif ta is Attrs:
                 self.attrs_equal(a, b, path)
-            elif ta in _TYPE_CLASSES or a is None:
+            elif a is None or issubclass(ta, Type):
                 self.type_equal(a, b, path)
             elif ta is IRModule:
                 self.module_equal(a, b, path)  # type: ignore[arg-type]
             elif a != b:
                 raise self.fail(path, f"{ta.__name__} values differ", a, b)
-
-    def type_list_equal(self, a: Sequence[object], b: Sequence[object], path: object) -> None:
-        if len(a) != len(b):
-            raise self.fail(path, f"{len(a)} vs {len(b)} types", a, b)
-        for i, (x, y) in enumerate(zip(a, b)):
-            self.type_equal(x, y, self.sub(path, f"[{i}]"))
-
-    def function_header(self, a: Function, b: Function, path: object) -> None:
-        """Bind the type parameters and parameters of two functions, compare ret_type and attrs."""
-        if len(a.type_params) != len(b.type_params):
-            raise self.fail(self.sub(path, ".type_params"), "different numbers of type parameters", a, b)
-        for i, (x, y) in enumerate(zip(a.type_params, b.type_params)):
-            self.bind_type_var(x, y, self.sub(path, f".type_params[{i}]"))
-        if len(a.params) != len(b.params):
-            raise self.fail(self.sub(path, ".params"), f"{len(a.params)} vs {len(b.params)} parameters", a, b)
-        for i, (x, y) in enumerate(zip(a.params, b.params)):
-            self.bind_var(x, y, self.sub(path, f".params[{i}]"))
-        self.type_equal(a.ret_type, b.ret_type, self.sub(path, ".ret_type"))
-        if a.attrs is not b.attrs:
-            self.attrs_equal(a.attrs, b.attrs, self.sub(path, ".attrs"))
 
     def module_equal(self, a: IRModule, b: IRModule, path: object) -> None:
         names_a = [gv.name_hint for gv in a.get_global_vars()]
@@ -438,10 +373,96 @@ class _Comparer:
         self.reset()
 
 
-_SHAREABLE = frozenset({Call, Let, Tuple, Function, If})
-"""The kinds whose pairs are remembered in ``seen``: comparing them again would repeat work."""
 
-_TYPE_CLASSES = frozenset({TensorType, TupleType, FuncType, TypeVar, GlobalTypeVar, IncompleteType, RefType})
+def _equal_source(layout: Layout) -> str:
+    """The comparison of two nodes of ``layout``'s kind, as Python source, by the rules per field kind.
+
+    ``equal(self, a, b, path, push)`` raises on a difference in the node's own
+    fields and pushes the pairs of its children, right to left, so that they
+    are compared left to right.
+    """
+    lines = ["def equal(self, a, b, path, push):"]
+    emit = lines.append
+    if layout.binds or len(layout.subterm_fields) > 1 or any(f.kind.seq for f in layout.subterm_fields):
+        # A pair of shared subexpressions is compared once, however many uses lead to it
+        # (not worth it for a node with one child: its child's pair is remembered).
+        emit("    pair = (id(a), id(b))")
+        emit("    if pair in self.seen:")
+        emit("        return")
+        emit("    self.seen.add(pair)")
+    # Binders first, type parameters before the variables whose annotations use them.
+    for f in (*layout.type_var_fields, *layout.var_fields):
+        bind = "self.bind_var" if f.kind.lang == "expr" else "self.bind_type_var"
+        if f.kind.seq:
+            emit(f"    self.bind_all(a, b, {f.name!r}, {bind}, path)")
+        else:
+            emit(f"    {bind}(a.{f.name}, b.{f.name}, self.sub(path, {'.' + f.name!r}))")
+    for f in layout.check_fields:
+        emit(_EQUAL_RULE[_rule(f, layout)].format(n=f.name, at=f"self.sub(path, {'.' + f.name!r})"))
+    if layout.binds:
+        bound = tuple_source(layout.var_fields, "a")
+        bound_types = tuple_source(layout.type_var_fields, "a")
+        emit(f"    push((_EXIT, ({bound}, {bound_types}), None))")
+    if layout.subterm_fields:
+        # With paths when tracking (for the message), without otherwise.
+        emit("    if self.track:")
+        for f in reversed(layout.subterm_fields):
+            if f.kind.seq:
+                emit(f"        x, y = a.{f.name}, b.{f.name}")
+                emit("        for i in range(len(x) - 1, -1, -1):")
+                emit(f"            push((x[i], y[i], (path, f'.{f.name}[{{i}}]')))")
+            else:
+                emit(f"        push((a.{f.name}, b.{f.name}, (path, '.{f.name}')))")
+        emit("        return")
+        for f in reversed(layout.subterm_fields):
+            if f.kind.seq:
+                emit(f"    x, y = a.{f.name}, b.{f.name}")
+                emit("    for i in range(len(x) - 1, -1, -1):")
+                emit("        push((x[i], y[i], None))")
+            else:
+                emit(f"    push((a.{f.name}, b.{f.name}, None))")
+    return "\n".join(lines) + "\n"
+
+
+def _rule(f: Field, layout: Layout) -> str:
+    """Which rule compares and hashes field ``f`` (one of the node's own fields, not a child)."""
+    kind = f.kind
+    if kind is ATTRS or kind is TENSOR:
+        return kind.name
+    if kind.seq and f in layout.child_fields:
+        return "LENGTH"
+    if kind.lang == "type":
+        return "TYPES" if kind.seq else "TYPE"
+    return "DATA"
+
+
+_EQUAL_RULE = {
+    "LENGTH": "    if len(a.{n}) != len(b.{n}): self.length_mismatch(a, b, '{n}', path)",
+    "DATA": "    if a.{n} != b.{n}: self.data_mismatch(a, b, '{n}', path)",
+    "ATTRS": "    if a.{n} is not b.{n}: self.attrs_equal(a.{n}, b.{n}, {at})",
+    "TENSOR": "    self.tensor_equal(a, b, a.{n}, b.{n}, {at})",
+    "TYPE": "    self.type_equal(a.{n}, b.{n}, {at})",
+    "TYPES": "    if a.{n} or b.{n}: self.type_list_equal(a.{n}, b.{n}, {at})",
+}
+"""How each kind of own field is compared, as a line of the generated comparison."""
+
+_CLOSED: set[type] = set()
+"""Kinds that hold no variables (no children, no types): an identical node is always equal."""
+
+
+def _equal_function(layout: Layout | None) -> Callable[..., None] | None:
+    """The generated comparison of one kind (None for what is not a declared kind)."""
+    if layout is None:
+        return None
+    if layout.leaf and not layout.binds and not layout.type_fields:
+        _CLOSED.add(layout.cls)
+    namespace = {"layout": layout, "_EXIT": _EXIT}
+    name = f"<structural equality of {layout.cls.__module__}.{layout.cls.__qualname__}>"
+    return compile_source(_equal_source(layout), namespace, name)["equal"]
+
+
+_EXPR_EQUAL = _PerKind(lambda cls: _equal_function(_layout_in(cls, Expr)))
+_TYPE_EQUAL = _PerKind(lambda cls: _equal_function(_layout_in(cls, Type)))
 
 
 def _compare(lhs: object, rhs: object, map_free_vars: bool, track: bool) -> _Mismatch | None:
@@ -508,18 +529,14 @@ def _array_text(data: _AnyT) -> str:
 
 _MASK = (1 << 61) - 1
 
-# Tags keep node kinds apart in the hash.
-_T_VAR_FREE, _T_VAR_MAPPED, _T_PARAM, _T_LET_REC = 11, 12, 13, 14
-_T_CALL, _T_TUPLE, _T_TGI, _T_FUNC, _T_LET, _T_IF = 21, 22, 23, 24, 25, 26
-_T_REFC, _T_REFR, _T_REFW, _T_CONST, _T_OP, _T_GV = 27, 28, 29, 30, 31, 32
-_T_TUPLE_TY, _T_FUNC_TY, _T_TVAR, _T_INC, _T_REF_TY, _T_NONE, _T_LIST, _T_MOD = (
-    41, 42, 43, 44, 45, 46, 47, 48)
+# Tags keep kinds of things apart in the hash; node kinds use their layout's tag.
+_T_VAR_FREE, _T_VAR_MAPPED, _T_BOUND, _T_TVAR, _T_NONE, _T_LIST, _T_MOD = 11, 12, 13, 43, 46, 47, 48
 
 
 class _Hasher:
     """One hash computation: a memo by node id, and tokens for variables by their binders."""
 
-    __slots__ = ("map_free_vars", "memo", "var_tokens", "tv_tokens", "free_count")
+    __slots__ = ("map_free_vars", "memo", "var_tokens", "tv_tokens", "free_count", "headers")
 
     def __init__(self, map_free_vars: bool) -> None:
         self.map_free_vars = map_free_vars
@@ -527,6 +544,7 @@ class _Hasher:
         self.var_tokens: dict[Var, int] = {}
         self.tv_tokens: dict[TypeVar, int] = {}
         self.free_count = 0
+        self.headers: dict[int, int] = {}  # binding nodes being hashed: their header
 
     # --- variables -----------------------------------------------------------
     def var(self, v: Var) -> int:
@@ -555,21 +573,18 @@ class _Hasher:
         self.tv_tokens[tv] = token
         return token
 
-    def bind_type_params(self, params: Sequence[TypeVar], signature: int) -> None:
+    def bind_type_params(self, params: Sequence[TypeVar]) -> None:
+        """Type parameters hash by position and kind (and their binder's fields, through its hash)."""
         n = len(params)
         for i, tv in enumerate(params):
-            self.tv_tokens[tv] = hash((_T_TVAR, "bound", i, n, int(tv.kind), signature))
+            self.tv_tokens[tv] = hash((_T_TVAR, "bound", i, n, int(tv.kind)))
 
-    def unbind(self, variables: Sequence[Var], type_vars: Sequence[TypeVar]) -> None:
-        """Leave the scope of some binders: outside it, their names mean nothing."""
-        for v in variables:
-            other = self.var_map.pop(v, None)
-            if other is not None:
-                self.rvar_map.pop(other, None)
-        for tv in type_vars:
-            other_tv = self.tv_map.pop(tv, None)
-            if other_tv is not None:
-                self.rtv_map.pop(other_tv, None)
+    def unbind(self, node: object, layout: Layout) -> None:
+        """Leave the scope of a node's binders: outside it, their names mean nothing."""
+        for v in layout.bound_vars(node):
+            self.var_tokens.pop(v, None)
+        for tv in layout.bound_type_vars(node):
+            self.tv_tokens.pop(tv, None)
 
     # --- types ---------------------------------------------------------------
     def type_hash(self, ty: object) -> int:
@@ -585,177 +600,59 @@ class _Hasher:
             tt = type(t)
             if tt is TensorType:
                 out.append(t._hash)  # type: ignore[attr-defined]
-            elif t is None:
+                continue
+            if t is None:
                 out.append(_T_NONE)
-            elif tt is TupleType:
-                n = len(t.fields)  # type: ignore[attr-defined]
-                if expanded:
-                    h = hash((_T_TUPLE_TY, *out[len(out) - n:]))
-                    del out[len(out) - n:]
-                    out.append(h)
-                else:
-                    stack.append((t, True))
-                    stack.extend((f, False) for f in reversed(t.fields))  # type: ignore[attr-defined]
-            elif tt is FuncType:
-                n = len(t.arg_types) + len(t.type_constraints) + 1  # type: ignore[attr-defined]
-                if expanded:
-                    h = hash((_T_FUNC_TY, len(t.type_params), *out[len(out) - n:]))  # type: ignore[attr-defined]
-                    del out[len(out) - n:]
-                    out.append(h)
-                else:
-                    self.bind_type_params(t.type_params, len(t.arg_types))  # type: ignore[attr-defined]
-                    stack.append((t, True))
-                    kids = (*t.arg_types, t.ret_type, *t.type_constraints)  # type: ignore[attr-defined]
-                    stack.extend((k, False) for k in reversed(kids))
-            elif tt is TypeVar or tt is GlobalTypeVar:
+                continue
+            if issubclass(tt, TypeVar):
                 out.append(self.type_var(t))  # type: ignore[arg-type]
-            elif tt is IncompleteType:
-                out.append(hash((_T_INC, int(t.kind))))  # type: ignore[attr-defined]
-            elif tt is RefType:
-                if expanded:
-                    out[-1] = hash((_T_REF_TY, out[-1]))
-                else:
-                    stack.append((t, True))
-                    stack.append((t.value, False))  # type: ignore[attr-defined]
-            else:
+                continue
+            layout = _layout_in(tt, Type)
+            if layout is None:
                 out.append(hash(t))
+                continue
+            if expanded:
+                n = len(layout.subterms(t))
+                h = hash((layout.tag, layout.key(t), *out[len(out) - n:]))
+                del out[len(out) - n:]
+                out.append(h)
+                self.unbind(t, layout)
+                continue
+            self.bind_type_params(layout.bound_type_vars(t))
+            kids = layout.subterms(t)
+            if not kids:
+                out.append(hash((layout.tag, layout.key(t))))
+                continue
+            stack.append((t, True))
+            stack.extend((k, False) for k in reversed(kids))
         return out[0]
-
-    def attrs_hash(self, attrs: object) -> int:
-        return _T_NONE if attrs is None else hash(attrs)
 
     # --- expressions -----------------------------------------------------------
     def expr_hash(self, root: object) -> int:
         memo = self.memo
-        var_tokens = self.var_tokens
-        var_token = self.var
-        type_hash = self.type_hash
-        # Entries are (node, phase): phase 0 expands a node, later phases combine.
-        # Leaves (constants, operators, globals) are hashed as soon as they are met,
-        # and variables when their parent combines, so neither goes on the stack.
-        stack: list[tuple[object, int]] = [(root, 0)]
+        token = self.var
+        expanders = _HASH_EXPAND
+        if type(root) is Var:
+            return token(root)  # type: ignore[arg-type]
+        # Entries are (node, then, phase): a node to expand (then is None), or
+        # the generated continuation of a node whose children were pushed above
+        # it.  Variables are hashed when their parent combines, never pushed.
+        stack: list[tuple[object, _AnyT, int]] = [(root, None, 0)]
         push = stack.append
         pop = stack.pop
-        pre: dict[int, int] = {}  # node-local parts hashed on the way down
-
-        def leaf_or_push(k: object) -> None:
-            tk = type(k)
-            if tk is Var or id(k) in memo:
-                return
-            if tk is Constant:
-                data = k.data  # type: ignore[attr-defined]
-                memo[id(k)] = hash((_T_CONST, data.dtype.str, data.shape, data.tobytes()))
-            elif tk is Op:
-                memo[id(k)] = hash((_T_OP, k.name))  # type: ignore[attr-defined]
-            elif tk is GlobalVar:
-                memo[id(k)] = hash((_T_GV, k.name_hint))  # type: ignore[attr-defined]
-            else:
-                push((k, 0))
-
-        leaf_or_push(root)
-        if type(root) is Var:
-            return var_token(root)  # type: ignore[arg-type]
         while stack:
-            node, phase = pop()
-            t = type(node)
-            nid = id(node)
-            if phase == 0:
-                if nid in memo:
-                    continue
-                if t is Call:
-                    push((node, 1))
-                    args = node.args  # type: ignore[attr-defined]
-                    for i in range(len(args) - 1, -1, -1):
-                        k = args[i]
-                        tk = type(k)
-                        if tk is Var or id(k) in memo:
-                            continue
-                        if tk is Constant:
-                            data = k.data
-                            memo[id(k)] = hash((_T_CONST, data.dtype.str, data.shape, data.tobytes()))
-                        else:
-                            leaf_or_push(k)
-                    leaf_or_push(node.op)  # type: ignore[attr-defined]
-                elif t is Let:
-                    var = node.var  # type: ignore[attr-defined]
-                    ty = var.type_annotation
-                    ann = _T_NONE if ty is None else type_hash(ty)
-                    pre[nid] = ann
-                    # What a use inside the variable's own value (a recursive closure) hashes to.
-                    var_tokens[var] = hash((_T_LET_REC, ann))
-                    push((node, 1))
-                    leaf_or_push(node.value)  # type: ignore[attr-defined]
-                elif t is Function:
-                    pre[nid] = self.function_header(node)  # type: ignore[arg-type]
-                    push((node, 1))
-                    leaf_or_push(node.body)  # type: ignore[attr-defined]
-                else:
-                    kids = _HASH_CHILDREN.get(t)
-                    if kids is None:
-                        memo[nid] = self.other_hash(node)
-                        continue
-                    push((node, 1))
-                    for k in reversed(kids(node)):
-                        leaf_or_push(k)
+            node, then, phase = pop()
+            if then is not None:
+                then(self, node, phase, push, memo, token)
                 continue
-            if t is Call:
-                op = node.op  # type: ignore[attr-defined]
-                attrs = node.attrs  # type: ignore[attr-defined]
-                type_args = node.type_args  # type: ignore[attr-defined]
-                memo[nid] = hash((
-                    _T_CALL,
-                    var_token(op) if type(op) is Var else memo[id(op)],
-                    _T_NONE if attrs is None else hash(attrs),
-                    tuple(type_hash(x) for x in type_args) if type_args else 0,
-                    *[var_tokens.get(a) or var_token(a) if type(a) is Var else memo[id(a)]
-                      for a in node.args],  # type: ignore[attr-defined]
-                ))
-            elif t is Let:
-                value = node.value  # type: ignore[attr-defined]
-                vh = var_token(value) if type(value) is Var else memo[id(value)]
-                if phase == 1:
-                    var_tokens[node.var] = hash((_T_LET, pre[nid], vh))  # type: ignore[attr-defined]
-                    push((node, 2))
-                    leaf_or_push(node.body)  # type: ignore[attr-defined]
-                else:
-                    body = node.body  # type: ignore[attr-defined]
-                    bh = var_token(body) if type(body) is Var else memo[id(body)]
-                    memo[nid] = hash((_T_LET, pre.pop(nid), vh, bh))
-                    var_tokens.pop(node.var, None)  # type: ignore[attr-defined]
-            elif t is Function:
-                body = node.body  # type: ignore[attr-defined]
-                bh = var_token(body) if type(body) is Var else memo[id(body)]
-                memo[nid] = hash((_T_FUNC, pre.pop(nid), bh))
-                # Scopes end: outside, the same variables would be free.
-                for p in node.params:  # type: ignore[attr-defined]
-                    var_tokens.pop(p, None)
-                for tv in node.type_params:  # type: ignore[attr-defined]
-                    self.tv_tokens.pop(tv, None)
-            elif t is TupleGetItem:
-                tv = node.tuple_value  # type: ignore[attr-defined]
-                th = var_token(tv) if type(tv) is Var else memo[id(tv)]
-                memo[nid] = hash((_T_TGI, node.index, th))  # type: ignore[attr-defined]
-            else:
-                memo[nid] = hash((_TAGS[t], *[var_token(k) if type(k) is Var else memo[id(k)]
-                                              for k in _HASH_CHILDREN[t](node)]))
+            if id(node) not in memo:
+                expanders[type(node)](self, node, push, memo)
         return memo[id(root)]
-
-    def function_header(self, func: Function) -> int:
-        """Hash a function's signature and give its parameters their tokens."""
-        # Type parameters first: the annotations below may use them.
-        self.bind_type_params(func.type_params, len(func.params))
-        ann = tuple(self.type_hash(p.type_annotation) for p in func.params)
-        ret = self.type_hash(func.ret_type)
-        signature = hash((len(func.type_params), ann, ret))
-        n = len(func.params)
-        for i, p in enumerate(func.params):
-            self.var_tokens[p] = hash((_T_PARAM, i, n, signature))
-        return hash((signature, self.attrs_hash(func.attrs)))
 
     def other_hash(self, node: object) -> int:
         """Everything that is not an expression: types, attrs, modules, sequences, plain values."""
         t = type(node)
-        if t in _TYPE_CLASSES or node is None:
+        if node is None or issubclass(t, Type):
             return self.type_hash(node)
         if isinstance(node, Attrs):
             return hash(node)
@@ -767,25 +664,162 @@ class _Hasher:
             ]
             return hash((_T_MOD, hash(node.attrs), tuple(parts)))  # type: ignore[attr-defined]
         if t is tuple or t is list:
-            return hash((_T_LIST, *[self.top(x) for x in node]))  # type: ignore[attr-defined]
+            return hash((_T_LIST, *[self.expr_hash(x) for x in node]))  # type: ignore[attr-defined]
         return hash(node)
 
-    def top(self, node: object) -> int:
-        if type(node) is Var:
-            return self.var(node)  # type: ignore[arg-type]
-        return self.expr_hash(node)
 
-
-_HASH_CHILDREN = {
-    Tuple: lambda e: e.fields,
-    TupleGetItem: lambda e: (e.tuple_value,),
-    If: lambda e: (e.cond, e.true_branch, e.false_branch),
-    RefCreate: lambda e: (e.value,),
-    RefRead: lambda e: (e.ref,),
-    RefWrite: lambda e: (e.ref, e.value),
+_HASH_RULE = {
+    "LENGTH": "len(n.{n})",
+    "DATA": "n.{n}",
+    "ATTRS": "n.{n}",
+    "TENSOR": "(n.{n}.dtype.str, n.{n}.shape, n.{n}.tobytes())",
+    "TYPE": "th(n.{n})",
+    "TYPES": "(tuple([th(t) for t in n.{n}]) if n.{n} else 0)",
 }
-_TAGS = {Tuple: _T_TUPLE, TupleGetItem: _T_TGI, If: _T_IF, RefCreate: _T_REFC, RefRead: _T_REFR,
-         RefWrite: _T_REFW}
+"""How each kind of own field enters the hash, as an expression of the generated code."""
+
+_PUSH_UNHASHED = "{ind}if type(k) is not Var and id(k) not in memo: push((k, None, 0))"
+
+
+def _of(expr: str) -> str:
+    """The generated hash of a finished child ``expr``: a variable's token, or the memo."""
+    return f"(token({expr}) if type({expr}) is Var else memo[id({expr})])"
+
+
+def _hash_source(layout: Layout) -> str:
+    """The hashing of one expression kind, as Python source, by the rules per field kind.
+
+    Each kind gets ``expand(self, n, push, memo)``.  A kind without children
+    hashes the node there.  Any other pushes a continuation and then its
+    unhashed children (right to left), so that the continuation runs once
+    they are done: ``combine``, which hashes the node, or for a node that
+    binds variables ``step``.  A binding node's ``expand`` gives its variables
+    their tokens and pushes only its first child; ``step(..., phase, ...)``
+    runs when child ``phase - 1`` is done: it folds that child's hash into each
+    binder's token and pushes the next child, or after the last one hashes
+    the node and ends the binders' scope.
+    """
+    own = ", ".join(["TAG", *[_HASH_RULE[_rule(f, layout)].format(n=f.name)
+                             for f in layout.check_fields]])
+    if layout.leaf and not layout.binds:
+        return f"def expand(self, n, push, memo):\n    th = self.type_hash\n    memo[id(n)] = hash(({own},))\n"
+    lines = ["def expand(self, n, push, memo):"]
+    emit = lines.append
+    if not layout.binds:
+        emit("    push((n, combine, 0))")
+        for f in reversed(layout.subterm_fields):
+            if f.kind.seq:
+                emit(f"    x = n.{f.name}")
+                emit("    for i in range(len(x) - 1, -1, -1):")
+                emit("        k = x[i]")
+                emit(_PUSH_UNHASHED.format(ind="        "))
+            else:
+                emit(f"    k = n.{f.name}")
+                emit(_PUSH_UNHASHED.format(ind="    "))
+        kids = [f"*[{_of('k')} for k in n.{f.name}]" if f.kind.seq else _of(f"n.{f.name}")
+                for f in layout.subterm_fields]
+        emit("")
+        emit("def combine(self, n, phase, push, memo, token):")
+        emit("    th = self.type_hash")
+        emit(f"    memo[id(n)] = hash(({own}, {', '.join(kids)}))")
+        return "\n".join(lines) + "\n"
+
+    # The header: own fields and binder annotations; then each binder's token by position.
+    emit("    th = self.type_hash")
+    if layout.type_var_fields:
+        emit(f"    self.bind_type_params({tuple_source(layout.type_var_fields)})")
+    annotations = ", ".join(
+        f"*[th(v.type_annotation) for v in n.{f.name}]" if f.kind.seq
+        else f"th(n.{f.name}.type_annotation)"
+        for f in layout.var_fields
+    )
+    emit(f"    header = hash(({own}, ({annotations},)))")
+    emit("    tokens = self.var_tokens")
+    position = "0"
+    for f in layout.var_fields:
+        if f.kind.seq:
+            emit(f"    for i, v in enumerate(n.{f.name}, {position}):")
+            emit("        tokens[v] = hash((_T_BOUND, header, i))")
+            position = f"{position} + len(n.{f.name})"
+        else:
+            emit(f"    tokens[n.{f.name}] = hash((_T_BOUND, header, {position}))")
+            position = f"{position} + 1"
+    emit("    self.headers[id(n)] = header")
+    emit("    push((n, step, 1))")
+    kids = tuple_source(layout.subterm_fields)
+    if layout.subterm_fields:
+        emit(f"    k = {kids}[0]" if layout.subterm_fields[0].kind.seq else
+             f"    k = n.{layout.subterm_fields[0].name}")
+        emit(_PUSH_UNHASHED.format(ind="    ") if not layout.subterm_fields[0].kind.seq else
+             "    " + _PUSH_UNHASHED.format(ind=""))
+    emit("")
+    emit("def step(self, n, phase, push, memo, token):")
+
+    def fold(done: str, ind: str) -> None:
+        """Each binder's token takes in the hash of a finished child."""
+        emit(f"{ind}tokens = self.var_tokens")
+        for f in layout.var_fields:
+            if f.kind.seq:
+                emit(f"{ind}for v in n.{f.name}:")
+                emit(f"{ind}    tokens[v] = hash((tokens[v], {done}))")
+            else:
+                emit(f"{ind}tokens[n.{f.name}] = hash((tokens[n.{f.name}], {done}))")
+
+    if any(f.kind.seq for f in layout.subterm_fields):
+        # As many phases as children, known only at run time.
+        emit(f"    kids = {kids}")
+        emit("    if phase < len(kids):")
+        emit("        k = kids[phase - 1]")
+        emit(f"        done = {_of('k')}")
+        fold("done", "        ")
+        emit("        push((n, step, phase + 1))")
+        emit("        k = kids[phase]")
+        emit(_PUSH_UNHASHED.format(ind="        "))
+        emit("        return")
+        emit(f"    memo[id(n)] = hash((self.headers.pop(id(n)), *[{_of('k')} for k in kids]))")
+    else:
+        # One phase per child, unrolled.
+        names = [f.name for f in layout.subterm_fields]
+        for phase in range(1, len(names)):
+            emit(f"    if phase == {phase}:")
+            emit(f"        done = {_of('n.' + names[phase - 1])}")
+            fold("done", "        ")
+            emit(f"        push((n, step, {phase + 1}))")
+            emit(f"        k = n.{names[phase]}")
+            emit(_PUSH_UNHASHED.format(ind="        "))
+            emit("        return")
+        parts = "".join(f", {_of('n.' + name)}" for name in names)
+        emit(f"    memo[id(n)] = hash((self.headers.pop(id(n)){parts}))")
+    emit("    # The binders' scope ends: outside it, the same variables would be free.")
+    emit("    tokens = self.var_tokens")
+    for f in layout.var_fields:
+        if f.kind.seq:
+            emit(f"    for v in n.{f.name}:")
+            emit("        tokens.pop(v, None)")
+        else:
+            emit(f"    tokens.pop(n.{f.name}, None)")
+    if layout.type_var_fields:
+        emit("    tv_tokens = self.tv_tokens")
+        emit(f"    for tv in {tuple_source(layout.type_var_fields)}:")
+        emit("        tv_tokens.pop(tv, None)")
+    return "\n".join(lines) + "\n"
+
+
+def _hash_expand(cls: type) -> Callable[..., None]:
+    """The generated ``expand`` of one kind; for what is not an expression, hash it as a value."""
+    layout = _layout_in(cls, Expr)
+    if layout is None:
+        return _hash_other
+    namespace = {"TAG": layout.tag, "Var": Var, "_T_BOUND": _T_BOUND}
+    name = f"<structural hash of {layout.cls.__module__}.{layout.cls.__qualname__}>"
+    return compile_source(_hash_source(layout), namespace, name)["expand"]
+
+
+def _hash_other(hasher: _Hasher, node: object, push: _AnyT, memo: dict[int, int]) -> None:
+    memo[id(node)] = hasher.other_hash(node)
+
+
+_HASH_EXPAND = _PerKind(_hash_expand)
 
 
 def structural_hash(node: object, map_free_vars: bool = False) -> int:
@@ -794,4 +828,4 @@ def structural_hash(node: object, map_free_vars: bool = False) -> int:
     Invariant under renaming of bound variables; free variables hash by
     identity, or with ``map_free_vars`` by the order in which they are met.
     """
-    return _Hasher(map_free_vars).top(node) & _MASK
+    return _Hasher(map_free_vars).expr_hash(node) & _MASK

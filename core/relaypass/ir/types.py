@@ -5,7 +5,9 @@ Unlike expressions, types compare structurally with ``==`` (as in TVM, whose
 compare types all the time and never care about their identity.  Type
 variables and incomplete types are the exception: each is its own variable,
 equal only to itself (function types compare their type parameters up to
-renaming through :func:`relaypass.ir.structural_equal`).
+renaming through :func:`relaypass.ir.structural_equal`).  Each kind declares
+its fields once (``_fields_``, see :mod:`relaypass.ir.fields`): a type's
+children are its component types.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 
+from .fields import DATA, INFO, SPAN, TYPE, TYPE_VARS, TYPES, fields
 from .node import Node, Span, _init
 
 
@@ -35,6 +38,7 @@ class Any(Node):
     """
 
     __slots__ = ()
+    _fields_ = fields()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Any)
@@ -55,6 +59,7 @@ class Type(Node):
     """Base class of every type."""
 
     __slots__ = ("span",)
+    _language_ = "type"
 
     def astext(self) -> str:
         from .text.printer import type_to_text
@@ -89,6 +94,7 @@ class TensorType(Type):
     """A tensor of a static rank: ``Tensor[(1, 3, ?), float32]``."""
 
     __slots__ = ("shape", "dtype", "_hash")
+    _fields_ = fields(shape=DATA, dtype=DATA, span=SPAN)
 
     def __init__(self, shape: Iterable[object], dtype: str = "float32", span: Span | None = None):
         shape_t = tuple(_dim(d) for d in shape)
@@ -134,6 +140,7 @@ class TupleType(Type):
     """The type of a tuple: ``(Tensor[(1), float32], Tensor[(2), int32])``."""
 
     __slots__ = ("fields", "_hash")
+    _fields_ = fields(fields=TYPES, span=SPAN)
 
     def __init__(self, fields: Iterable[Type], span: Span | None = None):
         fields_t = tuple(fields)
@@ -166,6 +173,8 @@ class TypeVar(Type):
     """A type variable, bound by a function type's ``type_params``."""
 
     __slots__ = ("name_hint", "kind")
+    # Type variables compare by binding, not by name (global ones by name: see structural).
+    _fields_ = fields(name_hint=INFO, kind=DATA, span=SPAN)
 
     def __init__(self, name_hint: str, kind: TypeKind = TypeKind.Type, span: Span | None = None):
         _init(self, "name_hint", str(name_hint))
@@ -189,6 +198,7 @@ class IncompleteType(Type):
     """A type not known yet, to be solved by type inference (``_`` in text)."""
 
     __slots__ = ("kind",)
+    _fields_ = fields(kind=DATA, span=SPAN)
 
     def __init__(self, kind: TypeKind = TypeKind.Type, span: Span | None = None):
         _init(self, "kind", TypeKind(kind))
@@ -205,6 +215,9 @@ class FuncType(Type):
     """A function type ``fn <T>(arg_types) -> ret_type``."""
 
     __slots__ = ("arg_types", "ret_type", "type_params", "type_constraints")
+    _fields_ = fields(
+        arg_types=TYPES, ret_type=TYPE, type_params=TYPE_VARS, type_constraints=TYPES, span=SPAN
+    )
 
     def __init__(
         self,
@@ -239,6 +252,7 @@ class RefType(Type):
     """The type of a mutable reference cell: ``ref(Tensor[(), float32])``."""
 
     __slots__ = ("value",)
+    _fields_ = fields(value=TYPE, span=SPAN)
 
     def __init__(self, value: Type, span: Span | None = None):
         _init(self, "value", value)

@@ -14,6 +14,7 @@ the full reference)::
     preserves = ["InferType"]        # optional: effects this pass keeps ("*": all)
     factory = "my_pkg.fold:FoldConstant"   # callable(**options) -> Pass
     help = "one line for listings"   # optional
+    role = "type-inference"          # optional: a role of PASS_ROLES (below)
 
     [[pass.config]]                  # optional: PassContext config keys it reads
     name = "my_pkg.FoldConstant.max_size"
@@ -34,6 +35,23 @@ the full reference)::
     type = "str"
     default = "stdout"
 
+``role`` says that the pass is the one the core (and the tools' defaults)
+reach for a job, without naming it; the core never names a pass.  The roles
+(:data:`~relaypass.transform.specs.PASS_ROLES`):
+
+``type-inference``
+    the pass that infers types: built without options, it takes a module and
+    returns it with every expression's ``checked_type`` filled, raising on a
+    program that does not type-check.  ``check_pass`` types programs with it,
+    ``relaypass bisect`` checks types with it and crash reproducers restore
+    types with it (the standard passes give it to ``InferType``).
+
+Any other value is a ManifestError (an older relaypass that does not know a
+newer role rejects the manifest instead of misreading it).  A role-taking
+pass must not have required options.  Two passes claiming one role is not an
+error of either manifest: the registry raises it (naming both) where the
+role is asked for, so every other pass keeps working.
+
 Parsing never imports the plugin: everything here is data.  Any problem is a
 :class:`ManifestError` naming the file, the key path and the distribution.
 """
@@ -52,7 +70,15 @@ else:  # pragma: no cover - Python 3.10
 
 from ..transform.config import VALUE_TYPES, ConfigKey, coerce_value, describe_type
 from ..transform.errors import ManifestError
-from ..transform.specs import PASS_KINDS, Declarations, InstrumentSpec, OptionSpec, Origin, PassSpec
+from ..transform.specs import (
+    PASS_KINDS,
+    PASS_ROLES,
+    Declarations,
+    InstrumentSpec,
+    OptionSpec,
+    Origin,
+    PassSpec,
+)
 
 MANIFEST_NAME = "relaypass-plugin.toml"
 FORMAT = 1
@@ -61,7 +87,8 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _FACTORY = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 _TOP_KEYS = ("format", "pass", "instrument")
-_PASS_KEYS = ("name", "kind", "opt_level", "required", "preserves", "factory", "help", "config", "option")
+_PASS_KEYS = ("name", "kind", "opt_level", "required", "preserves", "factory", "help", "role",
+              "config", "option")
 _INSTRUMENT_KEYS = ("name", "factory", "help", "option")
 _VALUE_KEYS = ("name", "type", "default", "help")
 
@@ -203,8 +230,22 @@ class _Reader:
         declared_by = f"{name} ({self.origin})"
         config = self.config(table.get("config", []), f"{path}.config", declared_by)
         options = self.options(table.get("option", []), f"{path}.option")
+        role = self.role(table.get("role"), f"{path}.role", options)
         return PassSpec(name, kind, opt_level, factory, self.origin, required, preserves,
-                        config, options, help_text)
+                        config, options, help_text, role)
+
+    def role(self, value: Any, path: str, options: tuple[OptionSpec, ...]) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or value not in PASS_ROLES:
+            known = ", ".join(repr(r) for r in PASS_ROLES)
+            raise self.fail(path, f"unknown role {value!r}; the roles this relaypass knows: {known} "
+                                  "(a newer relaypass may know more: pip install -U relaypass)")
+        needed = [o.name for o in options if o.required]
+        if needed:
+            raise self.fail(path, f"a pass with role {value!r} is built without options, but "
+                                  f"option(s) {', '.join(needed)} have no default")
+        return value
 
     def instrument_spec(self, table: Mapping[str, Any], path: str) -> InstrumentSpec:
         self.keys(table, _INSTRUMENT_KEYS, path)

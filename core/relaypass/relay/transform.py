@@ -1,7 +1,8 @@
 """``relay.transform``: the pass namespace a TVM Relay user knows.
 
-Every registered pass is an attribute resolved by name when first read:
-``relay.transform.FoldConstant()`` is ``get_pass("FoldConstant")`` and keyword
+Every registered pass is an attribute resolved by name when first read: its
+pass constructor (:func:`relaypass.transform.pass_constructor`), so
+``relay.transform.FoldConstant()`` is ``get_pass("FoldConstant")`` and
 arguments become the pass's options.  The pass-manager classes and decorators
 are re-exported, so ``from relaypass.relay import transform`` reads like
 ``from tvm.relay import transform``.  Reading a pass attribute consults only
@@ -10,14 +11,11 @@ the plugins' manifests; the pass's code loads when it is called.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable
-from typing import Any
-
 from ..transform import (
     FunctionPass,
     ModulePass,
     Pass,
+    PassConstructor,
     PassContext,
     PassInfo,
     PrintIR,
@@ -29,7 +27,7 @@ from ..transform import (
     module_pass,
     register_pass,
 )
-from ..transform.registry import get_registry
+from ..transform.constructors import pass_attribute, registered_pass_names
 
 __all__ = [
     "FunctionPass", "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "Sequential",
@@ -37,40 +35,11 @@ __all__ = [
 ]
 
 
-def _pass_constructor(name: str) -> Callable[..., Pass]:
-    spec = get_registry().pass_spec(name)
-
-    def construct(*args: Any, **options: Any) -> Pass:
-        # Relay passes take their options positionally too: EliminateCommonSubexpr(fskip).
-        if args:
-            declared = [o.name for o in (spec.options or ())]
-            if len(args) > len(declared):
-                raise TypeError(
-                    f"{name}() takes at most {len(declared)} positional option(s), got {len(args)}"
-                )
-            for key, value in zip(declared, args):
-                if key in options:
-                    raise TypeError(f"{name}() got option {key!r} twice")
-                options[key] = value
-        return get_pass(name, **options)
-
-    construct.__name__ = construct.__qualname__ = name
-    construct.__doc__ = f"{spec.help or 'The ' + name + ' pass.'}\n\n(from {spec.origin})"
-    return construct
-
-
-def __getattr__(name: str) -> Callable[..., Pass]:
+def __getattr__(name: str) -> PassConstructor:
     # Not cached in the module: a pass registered, shadowed or uninstalled later
     # must be seen the next time the name is read.
-    if name.startswith("__"):
-        raise AttributeError(name)
-    registry = get_registry()
-    if not registry.has_pass(name):
-        near = difflib.get_close_matches(name, registry.pass_names(), n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(near)}?" if near else ""
-        raise AttributeError(f"relay.transform has no pass or attribute {name!r}{hint}")
-    return _pass_constructor(name)
+    return pass_attribute("relay.transform", name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *get_registry().pass_names()})
+    return sorted({*globals(), *registered_pass_names()})

@@ -16,7 +16,9 @@ its users, whatever it does:
     variable is bound once and used in its scope, nothing is free, and every
     global function referred to is defined;
 ``well_typed``
-    InferType accepts what it returns, and ``@main`` keeps its type;
+    the type-inference pass (the registered pass with ``role =
+    "type-inference"``, InferType among the standard passes) accepts what it
+    returns, and ``@main`` keeps its type;
 ``outputs``
     the interpreter gives the same outputs, within ``rtol``/``atol``, on
     seeded random inputs;
@@ -166,9 +168,10 @@ def check_pass(
 
     ``seed``: None (the default) runs derandomized, the same programs on
     every run; an int draws other programs, reproducibly.  ``infer_types``:
-    run InferType on each program before the pass; None means "when the pass
-    requires InferType" (directly or through its dependencies), so that a pass
-    called outside the pass manager sees typed programs too.  ``opt_level``
+    run the type-inference pass (found by its role, e.g. InferType) on each
+    program before the pass; None means "when the pass requires it" (directly
+    or through its dependencies), so that a pass called outside the pass
+    manager sees typed programs too.  ``opt_level``
     and ``config``: when either is given the pass runs under
     ``PassContext(opt_level, config=config)``, otherwise under the current
     context.
@@ -192,10 +195,11 @@ def check_pass(
     if rtol < 0 or atol < 0:
         raise ValueError(f"rtol and atol must not be negative, got rtol={rtol!r}, atol={atol!r}")
 
-    run, name, needs_types = _resolve(pass_or_name, pass_options)
+    typer, typer_name = _type_inference()
+    run, name, needs_types = _resolve(pass_or_name, pass_options, typer_name)
     checker = _Checker(
         run, name, needs_types if infer_types is None else bool(infer_types), rtol, atol, inputs,
-        0 if seed is None else seed, _context_factory(opt_level, config),
+        0 if seed is None else seed, _context_factory(opt_level, config), typer, typer_name,
     )
     if input_kind == "module":
         strategy = strategies.modules(size, ops, features, dtype, max_rank, max_dim, max_depth,
@@ -237,10 +241,22 @@ def check_pass(
     return checked[0]
 
 
+def _type_inference() -> tuple[Any, str]:
+    """The registered type-inference pass, found by its role (never by a name), and its name."""
+    from ..transform.registry import get_registry
+    from ..transform.specs import TYPE_INFERENCE
+
+    registry = get_registry()
+    spec = registry.pass_for_role(TYPE_INFERENCE)
+    if spec is None:
+        raise registry.role_not_found(TYPE_INFERENCE)
+    return registry.build_pass(spec.name, {}), spec.name
+
+
 def _resolve(
-    pass_or_name: Any, pass_options: Mapping[str, Any] | None
+    pass_or_name: Any, pass_options: Mapping[str, Any] | None, typer_name: str
 ) -> tuple[Callable[[Any], Any], str, bool]:
-    """The callable to run, its name for reports, and whether it requires InferType."""
+    """The callable to run, its name for reports, and whether it requires the typing pass."""
     from ..transform.pass_info import PassInfo
     from ..transform.registry import get_pass, get_registry
 
@@ -257,7 +273,7 @@ def _resolve(
     info = getattr(p, "info", None)
     if isinstance(info, PassInfo):
         name = info.name
-        needs = bool(info.required) and "InferType" in get_registry().dependency_plan(
+        needs = bool(info.required) and typer_name in get_registry().dependency_plan(
             info, getattr(p, "origin", ""))
     else:
         name = getattr(p, "__name__", None) or type(p).__name__
@@ -281,9 +297,8 @@ class _Checker:
     """Checks every property on one program; raises PassCheckError at the first broken one."""
 
     def __init__(self, run: Callable[[Any], Any], name: str, infer_first: bool, rtol: float,
-                 atol: float, inputs: int, seed: int, context: Callable[[], Any] | None) -> None:
-        from ..transform.registry import get_pass
-
+                 atol: float, inputs: int, seed: int, context: Callable[[], Any] | None,
+                 infer: Callable[[Any], Any], infer_name: str) -> None:
         self.run = run
         self.name = name
         self.infer_first = infer_first
@@ -292,7 +307,8 @@ class _Checker:
         self.inputs = inputs
         self.seed = seed
         self.context = context
-        self.infer = get_pass("InferType")
+        self.infer = infer
+        self.infer_name = infer_name
 
     def call(self, program: Any) -> Any:
         if self.context is None:
@@ -302,7 +318,7 @@ class _Checker:
 
     def check(self, generated: Any) -> None:
         program = self.infer(generated) if self.infer_first else generated
-        note = " (InferType ran on it first)" if self.infer_first else ""
+        note = f" ({self.infer_name} ran on it first)" if self.infer_first else ""
 
         def fail(prop: str, reason: str, output: Any = None, details: str = "") -> PassCheckError:
             return PassCheckError(prop, self.name, reason, generated, output, details, note)
@@ -342,8 +358,8 @@ class _Checker:
         try:
             typed_out = self.infer(out_mod)
         except Exception as exc:
-            raise fail("well_typed", f"InferType rejects the output: {type(exc).__name__}: {exc}",
-                       out) from exc
+            raise fail("well_typed", f"{self.infer_name} rejects the output: "
+                       f"{type(exc).__name__}: {exc}", out) from exc
         before_ty, after_ty = typed_input["main"].checked_type, typed_out["main"].checked_type
         if before_ty != after_ty:
             raise fail("well_typed", f"@main had type {before_ty.astext()} and now has type "

@@ -6,9 +6,10 @@ module after every step of its resolved schedule (modules are immutable and
 share their unchanged nodes, so the snapshots cost little), and then looks
 for the first step whose module is broken:
 
-* structurally: the pass raised, or left the module ill formed (the
-  ``WellFormedChecker`` instrument's checks), or InferType no longer accepts
-  it.  These checks cost about as much as a pass and run on every snapshot,
+* structurally: the pass raised, or left the module ill formed (the checks
+  of the checker instrument, by default ``WellFormedChecker``), or the typing
+  pass (by default the pass with role "type-inference", InferType among the
+  standard passes) no longer accepts it.  These checks cost about as much as a pass and run on every snapshot,
   in order, so the first structural break is always found;
 * in its outputs: ``@main``, evaluated by the interpreter on seeded random
   inputs, differs from the input module's outputs beyond the tolerance.
@@ -23,8 +24,11 @@ for the first step whose module is broken:
   evaluates every snapshot in order and finds the first.
 
 Passes are reached by name through the registry, like everything in the
-core; the pipeline file's own instruments are left out (the checks here
-replace them, and their output would be noise).
+core: the checker and the typer are names given by the caller, with the
+defaults of :mod:`relaypass.tools.defaults` (what ``relaypass bisect
+--checker/--typer`` say in their help).  The pipeline file's own
+instruments are left out (the checks here replace them, and their output
+would be noise).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from ..ir.module import IRModule
 from ..testing.compare import Comparison, compare_outputs, flatten_outputs
 from ..transform.context import PassContext
 from ..transform.pipeline import PipelineSpec
+from .defaults import DEFAULT_CHECKER, DEFAULT_TYPER, default_typer
 from .schedule import ScheduleTracker, StepRun, resolve_schedule, runnable
 
 __all__ = ["BisectInputError", "Bisection", "Breakage", "Recording", "bisect_pipeline",
@@ -53,8 +58,8 @@ class BisectInputError(RelayPassError):
 class Breakage:
     """What is wrong after a pass.
 
-    ``kind`` is "raised" (the pass raised), "ill_formed", "ill_typed" (InferType
-    fails on its result), "evaluation" (the interpreter fails on it) or
+    ``kind`` is "raised" (the pass raised), "ill_formed", "ill_typed" (the typing
+    pass fails on its result), "evaluation" (the interpreter fails on it) or
     "output" (the outputs differ; ``comparison`` says how much and where).
     """
 
@@ -109,7 +114,8 @@ class Bisection:
     ``culprit`` is the step to blame (None when every step keeps the program
     intact) and ``breakage`` what is wrong after it; ``steps`` counts the
     passes the schedule runs, ``evaluations`` the evaluations of ``@main``
-    beyond the reference.
+    beyond the reference; ``checker`` and ``typer`` name the instrument and
+    the pass the structural checks used.
     """
 
     spec: PipelineSpec
@@ -122,6 +128,8 @@ class Bisection:
     pass_seconds: float
     check_seconds: float
     evaluation_seconds: float
+    checker: str = DEFAULT_CHECKER
+    typer: str = DEFAULT_TYPER
 
     @property
     def before_culprit(self) -> StepRun | None:
@@ -135,17 +143,21 @@ class Bisection:
 class _Checks:
     """The checks applied to a snapshot, with what they cost."""
 
-    def __init__(self, inputs: Sequence[Any], rtol: float, atol: float) -> None:
+    def __init__(self, inputs: Sequence[Any], rtol: float, atol: float, checker: str,
+                 typer: str) -> None:
         from ..transform.registry import get_registry
 
         registry = get_registry()
         self.inputs = list(inputs)
         self.rtol = rtol
         self.atol = atol
-        # Remembers the functions it verified, by identity: a snapshot costs
-        # only the functions its pass rebuilt.
-        self.checker = registry.build_instrument("WellFormedChecker", {})
-        self.infer = registry.build_pass("InferType", {})
+        # The standard checker remembers the functions it verified, by identity:
+        # a snapshot costs only the functions its pass rebuilt.
+        self.checker_name = checker
+        self.checker = registry.build_instrument(checker, {})
+        self.checker.enter_pass_ctx()
+        self.typer = typer
+        self.infer = registry.build_pass(typer, {})
         self.reference: list[Any] = []
         self.evaluations = 0
         self.check_seconds = 0.0
@@ -157,7 +169,7 @@ class _Checks:
         start = time.perf_counter()
         try:
             try:
-                self.checker.check(mod, after or "")
+                self._check(mod, after)
             except RelayPassError as exc:
                 message = str(exc)
                 if after is None:  # the checker blames a pass; here there is none
@@ -168,10 +180,21 @@ class _Checks:
                     self.infer(mod)
             except Exception as exc:
                 what = f"the module {after} returned" if after else "the input module"
-                return Breakage("ill_typed", f"InferType fails on {what}: {_first_line(exc)}")
+                return Breakage("ill_typed", f"{self.typer} fails on {what}: {_first_line(exc)}")
             return None
         finally:
             self.check_seconds += time.perf_counter() - start
+
+    def _check(self, mod: IRModule, after: str | None) -> None:
+        """Run the checker on ``mod``: its ``check(mod, pass_name)`` when it has one (the
+        standard checker does), else what any instrument does after a pass."""
+        check = getattr(self.checker, "check", None)
+        if callable(check):
+            check(mod, after or "")
+            return
+        from ..transform.pass_info import PassInfo
+
+        self.checker.run_after_pass(mod, PassInfo(0, after or _INPUT))
 
     def evaluate(self, mod: IRModule) -> list[Any]:
         from ..interp import Interpreter
@@ -204,15 +227,25 @@ class _Checks:
 
 def bisect_pipeline(spec: PipelineSpec, mod: IRModule, inputs: Sequence[Any], *,
                     rtol: float, atol: float, linear: bool = False,
-                    progress: Callable[[str], None] | None = None) -> Bisection:
+                    progress: Callable[[str], None] | None = None,
+                    checker: str | None = None, typer: str | None = None) -> Bisection:
     """The first step of ``spec``'s schedule after which ``mod`` is broken (module docstring).
 
     ``inputs`` are the arguments of ``@main``; ``progress`` is told what is
-    being done (a status line).  Raises :class:`BisectInputError` when ``mod``
-    itself is ill formed, ill typed or cannot be evaluated.
+    being done (a status line).  ``checker`` names the registered instrument
+    that decides whether a module is well formed (None: ``DEFAULT_CHECKER``;
+    its ``check(mod, pass_name)`` is called when it has one, else its
+    ``run_after_pass``, and a RelayPassError from it means "ill formed");
+    ``typer`` the registered pass that must accept every module (None:
+    ``default_typer()``, both of :mod:`relaypass.tools.defaults`).  Both are
+    built with their default options.
+    Raises :class:`BisectInputError` when ``mod`` itself is ill formed, ill
+    typed or cannot be evaluated.
     """
     say = progress or (lambda text: None)
-    checks = _Checks(inputs, rtol, atol)
+    checker = checker or DEFAULT_CHECKER
+    typer = typer or default_typer()
+    checks = _Checks(inputs, rtol, atol, checker, typer)
     say("relaypass: bisect: checking the input module")
     problem = checks.structure(mod, None)
     if problem is not None:
@@ -269,7 +302,11 @@ def bisect_pipeline(spec: PipelineSpec, mod: IRModule, inputs: Sequence[Any], *,
 
     return Bisection(spec, runs, steps, runs[culprit] if culprit is not None else None,
                      breakage, linear, checks.evaluations, recording.seconds,
-                     checks.check_seconds, checks.evaluation_seconds)
+                     checks.check_seconds, checks.evaluation_seconds, checker, typer)
+
+
+# The pass name a checker without check() is told for the input module (no pass made it).
+_INPUT = "input"
 
 
 def _first_line(exc: BaseException | None) -> str:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RelayPassError
 from ..transform.instrument import PassInstrument
+from .defaults import DEFAULT_CHECKER, DEFAULT_TIMER, TYPER_DEFAULT_HELP
 
 if TYPE_CHECKING:
     from ..ir.module import IRModule
@@ -248,8 +249,8 @@ class _Run:
 
         # Timing first: the printers' work after a pass falls outside its time.
         extra: list[Any] = []
-        if getattr(args, "time", False):
-            self.timing = build("PassTimingInstrument", {})
+        if getattr(args, "time", False) or getattr(args, "timer", None):
+            self.timing = _build_timer(args, build)
             extra.append(self.timing)
         self.progress = ProgressInstrument(status, len(self.steps))  # silent off a terminal
         extra.append(self.progress)
@@ -298,9 +299,10 @@ class _Run:
         try:
             folder = write_reproducer(args.repro_dir or DEFAULT_ROOT, self.spec, self.schedule,
                                       self.failed, _error_line(exc), _command_line(args),
-                                      self.instrument_names, model_format)
-        except OSError as err:
-            add_note(exc, f"{_REPRO_NOTE}not written ({err})")
+                                      self.instrument_names, model_format,
+                                      typer=getattr(args, "typer", None))
+        except (OSError, RelayPassError) as err:  # e.g. two passes claiming the typing role
+            add_note(exc, f"{_REPRO_NOTE}not written ({_one_line(err)})")
             return
         add_note(exc, f"{_REPRO_NOTE}written to {_shown_path(folder)}")
 
@@ -310,6 +312,43 @@ class _Run:
              f"{n} pass{'es' if n != 1 else ''} in {_secs(self.seconds)}")
         if self.timing is not None:
             _err(self.timing.render())
+
+
+def _build_timer(args: argparse.Namespace, build: Callable[[str, dict[str, Any]], Any]) -> Any:
+    """The timing instrument of ``--timer NAME`` (default :data:`DEFAULT_TIMER`), with its table."""
+    name = getattr(args, "timer", None) or DEFAULT_TIMER
+    timer = build(name, {})
+    if not callable(getattr(timer, "render", None)):
+        raise CLIError(f"--timer {name}: instrument {name!r} has no render() method giving the "
+                       f"timing table (the default, {DEFAULT_TIMER}, has)")
+    return timer
+
+
+def _check_registered(option: str, name: str | None, what: str) -> None:
+    """Fail with one line naming ``option`` when ``name`` is not a usable pass or instrument."""
+    if name is None:
+        return
+    from ..transform.registry import get_registry
+
+    registry = get_registry()
+    try:
+        if what == "pass":
+            registry.pass_spec(name)
+        else:
+            registry.instrument_spec(name)
+    except RelayPassError as exc:
+        raise CLIError(f"{option} {name}: {_one_line(exc)}") from exc
+
+
+def _default_typer() -> str:
+    """The pass with role "type-inference" (else InferType); two claiming it: one line saying so."""
+    from ..transform.errors import RoleConflictError
+    from .defaults import default_typer
+
+    try:
+        return default_typer()
+    except RoleConflictError as exc:
+        raise CLIError(f"{_one_line(exc)}; or choose one with --typer NAME") from exc
 
 
 def _write_module(mod: IRModule, output: str | None) -> None:
@@ -373,6 +412,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           ("--weights", args.weights is not None)):
         if given:
             raise CLIError(f"{option} applies to --model-zoo models only")
+    _check_registered("--timer", args.timer, "instrument")
+    _check_registered("--typer", args.typer, "pass")
     shapes = dict(args.shape) if args.shape else None
     mod = _load_model(args.model, shapes)
     run = _Run(args, spec, status)
@@ -386,7 +427,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         before = _evaluate(mod, inputs)
     out = run.run_or_reproduce(mod, args, _model_format(args.model))
     _write_module(out, args.output)
-    if args.time:
+    if run.timing is not None:
         run.report()
     if not args.check:
         return EXIT_OK
@@ -421,13 +462,18 @@ def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -
                        "output was computed with the shipped weights")
     if reference == "onnxruntime":
         model_zoo.require_onnxruntime()
+    _check_registered("--timer", args.timer, "instrument")
+    _check_registered("--typer", args.typer, "pass")
     run = _Run(args, spec, status)
     if run.timing is None:  # the model-zoo job always reports where the time went
         from ..transform.registry import get_registry
 
-        run.timing = get_registry().build_instrument("PassTimingInstrument", {})
+        def build(name: str, options: dict[str, Any]) -> Any:
+            run.instrument_names.append(name)
+            return get_registry().build_instrument(name, options)
+
+        run.timing = _build_timer(args, build)
         run.instruments.insert(0, run.timing)
-        run.instrument_names.append("PassTimingInstrument")
 
     status.show(f"relaypass: reading {model.name}")
     proto = model.load()
@@ -493,6 +539,9 @@ def _cmd_bisect(args: argparse.Namespace) -> int:
 
     status = StatusLine()
     spec = _read_spec(args)
+    _check_registered("--checker", args.checker, "instrument")
+    _check_registered("--typer", args.typer, "pass")
+    typer = args.typer or _default_typer()
     if args.model_zoo is not None:
         mod, inputs, what = _zoo_module(args, status)
     else:
@@ -505,7 +554,8 @@ def _cmd_bisect(args: argparse.Namespace) -> int:
         what = f"seeded random inputs (seed {args.seed})"
     try:
         result = bisect_pipeline(spec, mod, inputs, rtol=args.rtol, atol=args.atol,
-                                 linear=args.linear, progress=status.show)
+                                 linear=args.linear, progress=status.show,
+                                 checker=args.checker, typer=typer)
     finally:
         status.clear()
     sys.stdout.write(_render_bisection(result, args, what))
@@ -635,6 +685,7 @@ def _cmd_passes(args: argparse.Namespace) -> int:
             "config": [{"name": k.name, "type": k.type, "default": k.default, "help": k.help}
                        for k in s.config],
             "distribution": s.distribution, "version": s.version, "help": s.help,
+            "role": s.role,
         } for s in specs]
         print(json.dumps(data, indent=2, default=list))
     else:
@@ -784,14 +835,24 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--shape", action="append", type=_parse_shape, metavar="NAME=D1,D2,...",
                        help="the shape of an ONNX input (repeatable)")
     p_run.add_argument("--print-after", action="append", metavar="NAME", default=[],
-                       help="print the module after each run of pass NAME (stderr; repeatable)")
+                       help="print the module after each run of pass NAME (stderr; repeatable; "
+                            "instrument PrintAfter)")
     p_run.add_argument("--print-after-all", action="store_true",
-                       help="print the module after every pass (stderr)")
+                       help="print the module after every pass (stderr; instrument PrintAfterAll)")
     p_run.add_argument("--print-changed", action="store_true",
-                       help="print a diff of what each pass changed (stderr)")
-    p_run.add_argument("--time", action="store_true", help="print the pass timing table (stderr)")
+                       help="print a diff of what each pass changed (stderr; instrument "
+                            "PrintChanged)")
+    p_run.add_argument("--time", action="store_true",
+                       help="print the pass timing table (stderr; the --timer instrument)")
+    p_run.add_argument("--timer", metavar="NAME",
+                       help=f"the instrument that times the passes for --time and --model-zoo, "
+                            f"one with a render() method (default {DEFAULT_TIMER}); implies --time")
+    p_run.add_argument("--typer", metavar="NAME",
+                       help="the pass a crash reproducer's pipeline runs first to restore the "
+                            f"checked types ({TYPER_DEFAULT_HELP})")
     p_run.add_argument("--dump-dir", metavar="DIR",
-                       help="write the module after each pass into DIR, one numbered file per pass")
+                       help="write the module after each pass into DIR, one numbered file per pass "
+                            "(instrument DumpIR)")
     p_run.add_argument("--repro-dir", metavar="DIR",
                        help="when a pass raises, write the reproducer folder under DIR "
                             "(default ./relaypass-repro)")
@@ -835,6 +896,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help=f"absolute tolerance (default {DEFAULT_ATOL:g})")
     p_bisect.add_argument("--weights", choices=("random", "shipped"),
                           help="--model-zoo: seeded random weights (default) or the shipped ones")
+    p_bisect.add_argument("--checker", metavar="NAME",
+                          help="the instrument whose checks decide that a module is ill formed "
+                               f"(default {DEFAULT_CHECKER})")
+    p_bisect.add_argument("--typer", metavar="NAME",
+                          help=f"the pass that must accept the module after each pass "
+                               f"({TYPER_DEFAULT_HELP})")
     p_bisect.add_argument("--linear", action="store_true",
                           help="evaluate @main after every pass in order instead of bisecting "
                                "(finds the first change even when a later pass undoes it)")

@@ -20,10 +20,13 @@ passes from it on.  :func:`write_reproducer` writes:
 ``README.txt``
     what failed and how to run it again: ``relaypass run pipeline.toml input.relay``.
 
-The text format does not keep the checked types InferType filled in, so when
-the module given to the failing pass was typed, the reproducer pipeline runs
-InferType first to restore them; positions in error messages then refer to
-``input.relay`` instead of the original model file.
+The text format does not keep the checked types the typing pass filled in,
+so when the module given to the failing pass was typed, the reproducer
+pipeline runs that pass first to restore them: the ``typer`` given (``relaypass
+run --typer``), by default the pass with role "type-inference" (InferType
+among the standard passes; see :mod:`relaypass.tools.defaults`).
+Positions in error messages then refer to ``input.relay`` instead of the
+original model file.
 """
 
 from __future__ import annotations
@@ -50,29 +53,34 @@ _TYPES_RESTORED = "restores the checked types the module had (the text format do
 
 def write_reproducer(root: str, spec: PipelineSpec, schedule: list[ScheduledPass],
                      failed: StepRun, error_line: str, options: Mapping[str, Any],
-                     instruments: Sequence[str] = (), model_format: str = "relay") -> str:
+                     instruments: Sequence[str] = (), model_format: str = "relay",
+                     typer: str | None = None) -> str:
     """Write a reproducer folder under ``root`` for the step ``failed``; return its path.
 
     ``error_line`` is the error as the user saw it; ``options`` the command
     line (JSON-able); ``instruments`` the names of the instruments of the
     run, whose distributions are recorded too; ``model_format`` "onnx" adds
-    the onnx version.
+    the onnx version; ``typer`` the pass that restores checked types (None:
+    the default typing pass, see :func:`reproducer_pipeline`).
     """
     from ..ir.text.io import save
 
+    typer = _typer(typer)
     folder = _new_folder(root, failed.step.name)
     save(failed.before, os.path.join(folder, "input.relay"))
-    _write(folder, "pipeline.toml", reproducer_pipeline(spec, schedule, failed, error_line))
+    _write(folder, "pipeline.toml", reproducer_pipeline(spec, schedule, failed, error_line, typer))
     _write(folder, "options.json", json.dumps(options, indent=2, default=str) + "\n")
     names = [s.name for s in runnable(schedule)]
+    if _restores_types(failed, typer):
+        names.append(typer)  # its distribution takes part too
     found = versions(names, instruments, model_format)
     _write(folder, "versions.json", json.dumps(found, indent=2) + "\n")
-    _write(folder, "README.txt", _readme(spec, schedule, failed, error_line, found))
+    _write(folder, "README.txt", _readme(spec, schedule, failed, error_line, found, typer))
     return folder
 
 
 def reproducer_pipeline(spec: PipelineSpec, schedule: list[ScheduledPass], failed: StepRun,
-                        error_line: str = "") -> str:
+                        error_line: str = "", typer: str | None = None) -> str:
     """The text of a pipeline file running ``failed``'s pass and the rest of the schedule.
 
     Every step from the failing one on is listed in the order it ran,
@@ -80,9 +88,13 @@ def reproducer_pipeline(spec: PipelineSpec, schedule: list[ScheduledPass], faile
     pass finds what it found); a dependency above the pipeline's opt_level
     is added to ``required_pass`` so that it still runs.  Sequences are
     flattened: a sequence only groups passes and never changes what runs.
+    When the failing pass was given a typed module, the pass ``typer`` (None:
+    the pass with role "type-inference", else InferType) runs first to restore
+    the types; it is left out when it is not registered.
     """
     from ..transform.registry import get_registry
 
+    typer = _typer(typer)
     registry = get_registry()
     steps = runnable(schedule)
     start = next(i for i, s in enumerate(steps) if s.index == failed.step.index)
@@ -96,8 +108,8 @@ def reproducer_pipeline(spec: PipelineSpec, schedule: list[ScheduledPass], faile
     disabled = [n for n in spec.disabled_pass if registry.has_pass(n)]
 
     entries: list[tuple[str, str]] = []
-    if _typed(failed.before) and failed.step.name != "InferType" and registry.has_pass("InferType"):
-        entries.append(('"InferType"', _TYPES_RESTORED))
+    if _restores_types(failed, typer) and registry.has_pass(typer):
+        entries.append((_toml(typer), _TYPES_RESTORED))
     total = len(steps)
     for s in tail:
         text = _toml(s.name) if not s.options else \
@@ -193,6 +205,19 @@ def _write(folder: str, name: str, text: str) -> None:
         fh.write(text)
 
 
+def _typer(typer: str | None) -> str:
+    if typer:
+        return typer
+    from .defaults import default_typer
+
+    return default_typer()
+
+
+def _restores_types(failed: StepRun, typer: str) -> bool:
+    """Whether the reproducer runs ``typer`` first: the failing pass got typed input and is not it."""
+    return _typed(failed.before) and failed.step.name != typer
+
+
 def _typed(mod: Any) -> bool:
     from ..ir.expr import Function
 
@@ -229,14 +254,16 @@ def _toml_key(key: str) -> str:
 
 
 def _readme(spec: PipelineSpec, schedule: list[ScheduledPass], failed: StepRun,
-            error_line: str, found: Mapping[str, Any]) -> str:
+            error_line: str, found: Mapping[str, Any], typer: str) -> str:
+    from ..transform.registry import get_registry
+
     step = failed.step
     total = len(runnable(schedule))
     origin = next((f"{p['distribution']} {p['version']}" for p in found["plugins"]
                    if step.name in p["passes"]), "")
     came = f" (from {origin})" if origin else ""
     added = f", {step.reason}" if step.kind == "dependency" else ""
-    typed = _typed(failed.before) and step.name != "InferType"
+    typed = _restores_types(failed, typer) and get_registry().has_pass(typer)
     lines = [
         "relaypass crash reproducer",
         "",
@@ -261,7 +288,7 @@ def _readme(spec: PipelineSpec, schedule: list[ScheduledPass], failed: StepRun,
         "involved",
     ]
     if typed:
-        lines += ["", "The module had been through InferType; the text format does not keep "
-                  "checked types,", "so pipeline.toml runs InferType first to restore them."]
+        lines += ["", f"The module given to {step.name} had checked types; the text format does "
+                  "not keep them,", f"so pipeline.toml runs {typer} first to restore them."]
     lines += ["", "Positions in error messages refer to input.relay, not to the original model."]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ entered and exited, with the failure rules of Relay's pass infrastructure
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 from . import lookup
@@ -139,15 +139,6 @@ class PassContext:
             raise
 
     # --- queries ----------------------------------------------------------------
-    def pass_enabled(self, info: Any) -> bool:
-        """The enabled rule a Sequential applies to its members (Relay's ``PassEnabled``)."""
-        name = info.name
-        if name in self._disabled:
-            return False
-        if name in self._required:
-            return True
-        return info.opt_level <= self.opt_level
-
     @staticmethod
     def list_configs() -> dict[str, ConfigKey]:
         """Every config key registered passes declare, by name (type, default, help, declared_by)."""
@@ -164,6 +155,25 @@ class PassContext:
         if self.config:
             parts.append(f"config={dict(self.config)!r}")
         return f"PassContext({', '.join(parts)})"
+
+
+def pass_enabled(
+    name: str, opt_level: int, ctx_opt_level: int,
+    required: Container[str], disabled: Container[str],
+) -> bool:
+    """Whether a Sequential runs its member ``name`` of ``opt_level``: Relay's ``PassEnabled``.
+
+    The one statement of the rule (Sequential applies it; whatever explains a
+    schedule should ask it too): a pass in ``disabled`` is skipped, even when
+    required; a pass in ``required`` runs; any other runs when its
+    ``opt_level`` is at most the context's ``ctx_opt_level``.  A pass called
+    directly always runs.  Plain arguments rather than a PassContext, so that
+    Sequential's loop reads the context once and a pipeline can ask before
+    it has a context.
+    """
+    if name in disabled:
+        return False
+    return name in required or opt_level <= ctx_opt_level
 
 
 def _instrument_list(instruments: Iterable[Any] | None) -> list[Any]:

@@ -7,6 +7,10 @@ are passes (constructor arguments go to the decorated class; its other
 attributes stay reachable on the pass).  Both forms work with and without the
 pass function argument: ``module_pass(f, opt_level=1)`` and
 ``@module_pass(opt_level=1)``.
+
+A pass shipped in a plugin does not need them: its manifest factory may
+return the bare transformation, and the registry makes the pass from the
+manifest entry (see :meth:`~.registry.Registry.build_pass`).
 """
 
 from __future__ import annotations

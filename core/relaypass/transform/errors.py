@@ -47,6 +47,10 @@ class DuplicatePassError(PluginError):
     """Two distributions (or registrations) declare a pass or instrument of the same name."""
 
 
+class RoleConflictError(PluginError):
+    """Two passes claim the same role (``role = "type-inference"``), so the role has no pass."""
+
+
 class MissingDependencyError(PluginError, LookupError):
     """A pass requires a pass that no installed plugin provides."""
 

@@ -4,8 +4,10 @@ The name is how users and the registry refer to the pass, ``opt_level`` decides
 whether a Sequential runs it at the context's optimisation level, and
 ``required`` lists the passes that must have run first.  These three fields are
 exactly Relay's; what a pass *preserves* belongs to the registry's declaration
-of the pass (its manifest entry), not to this record, so PassInfo stays the
-object instruments already know from TVM.
+of the pass (its manifest entry) and is kept on the pass (``Pass.preserves``),
+not in this record, so PassInfo stays the object instruments already know from
+TVM.  (Comparing two passes' metadata therefore compares ``(p.info, p.preserves)``.)
+A registered pass gets both from its declaration, however it is built.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import RelayPassError
 from ..gc_pause import gc_paused
 from . import lookup
-from .context import PassContext
+from .context import PassContext, pass_enabled
 from .pass_info import PassInfo
 
 #: A ``preserves`` entry meaning "every other pass's effect" (passes that only read).
@@ -168,9 +168,8 @@ def _skip_function(func: Any) -> bool:
 class Sequential(Pass):
     """Passes run in order: ``Sequential(passes=None, opt_level=0, name="sequential", required=None)``.
 
-    Each member runs when the context enables it (not disabled; named in
-    ``required_pass`` or ``opt_level <= ctx.opt_level``), after the passes it
-    requires.  The Sequential itself is reported to instruments around its members.
+    Each member runs when the context enables it (:func:`~.context.pass_enabled`),
+    after the passes it requires.  The Sequential itself is reported to instruments around its members.
     """
 
     __slots__ = ("passes",)
@@ -199,8 +198,7 @@ class Sequential(Pass):
         level = ctx.opt_level
         for p in self.passes:
             info = p.info
-            name = info.name
-            if name in disabled or (info.opt_level > level and name not in required):
+            if not pass_enabled(info.name, info.opt_level, level, required, disabled):
                 continue
             if info.required:
                 mod = _run_required(p, mod, ctx, log)

@@ -44,7 +44,7 @@ else:  # pragma: no cover - Python 3.10
 
 from ..errors import RelayPassError
 from .config import unknown_key_error
-from .context import PassContext
+from .context import PassContext, pass_enabled
 from .passes import PRESERVES_ALL, Sequential, effect_holds
 from .registry import add_note, check_options, get_registry
 
@@ -376,12 +376,10 @@ class PipelineSpec:
                 else:
                     spec = registry.pass_spec(ref.name)
                     name, level, req = spec.name, spec.opt_level, spec.required
-                if name in disabled:
-                    steps.append(ScheduleStep(depth, name, "skip", "disabled_pass"))
-                    continue
-                if name not in required and level > self.opt_level:
-                    steps.append(ScheduleStep(depth, name, "skip",
-                                              f"opt_level {level} > pipeline opt_level {self.opt_level}"))
+                if not pass_enabled(name, level, self.opt_level, required, disabled):
+                    why = ("disabled_pass" if name in disabled
+                           else f"opt_level {level} > pipeline opt_level {self.opt_level}")
+                    steps.append(ScheduleStep(depth, name, "skip", why))
                     continue
                 why = "required_pass" if name in required else f"opt_level {level} <= {self.opt_level}"
                 if req:

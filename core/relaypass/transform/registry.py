@@ -6,7 +6,10 @@ connects) and what code in this process registered (:func:`register_pass`)
 into one namespace of passes and one of instruments, plus the config keys the
 passes declare.  Everything up to building a pass reads declarations only; a pass's
 code is imported by :func:`get_pass` (or a pipeline, or a dependency run)
-through its factory, the first time it is built.
+through its factory, the first time it is built.  The declaration is the
+one place a pass's info (name, opt_level, required) and preserves are
+written: a factory returning the bare transformation gets a pass made from
+it, and a factory returning a whole pass is checked against it.
 
 Failures stay contained: a bad manifest, two plugins declaring one name or a
 plugin hook that raised are recorded and reported where the affected name is
@@ -34,12 +37,13 @@ from .errors import (
     PluginBuildError,
     PluginError,
     PluginImportError,
+    RoleConflictError,
 )
 from .instrument import PassInstrument
 from .pass_info import PassInfo
-from .passes import FunctionPass, Pass, Sequential, add_note
+from .passes import FunctionPass, ModulePass, Pass, Sequential, add_note
 from .resolution import dependency_order
-from .specs import IN_PROCESS, PASS_KINDS, InstrumentSpec, OptionSpec, Origin, PassSpec
+from .specs import IN_PROCESS, PASS_KINDS, PASS_ROLES, InstrumentSpec, OptionSpec, Origin, PassSpec
 
 
 class DeclarationSource(Protocol):
@@ -254,6 +258,36 @@ class Registry:
             ) + " (plugin_errors() says why)"
         return PassNotFoundError(msg)
 
+    def pass_for_role(self, role: str) -> PassSpec | None:
+        """The pass declaring ``role`` (one of :data:`~.specs.PASS_ROLES`), None when none does.
+
+        Two passes claiming the role raise :class:`RoleConflictError` naming both,
+        here (where the role is asked for) and nowhere else, so every other pass
+        keeps working; an in-process registration made with ``override=True``
+        takes the role from installed plugins' passes.
+        """
+        if role not in PASS_ROLES:
+            raise ValueError(f"unknown pass role {role!r}; the roles: {', '.join(PASS_ROLES)}")
+        claims = [spec for spec in self.list_passes() if spec.role == role]
+        if len(claims) > 1:
+            chosen = [s for s in claims if s.origin.in_process and s.name in self.in_process.overrides]
+            if len(chosen) == 1:
+                return chosen[0]
+            raise _role_conflict(role, claims)
+        return claims[0] if claims else None
+
+    def role_not_found(self, role: str) -> PassNotFoundError:
+        """The error for a role no registered pass declares."""
+        n = len(self._get_state().passes)
+        msg = (f"no registered pass has role {role!r} ({n} registered; list_passes() shows them); "
+               f"a plugin declares it with role = {role!r} in its manifest, in-process code "
+               f"with register_pass(..., role={role!r})")
+        problems = self.errors()
+        if problems:
+            msg += (f"; {len(problems)} plugin problem(s) may hide the pass that has it "
+                    "(plugin_errors() says why)")
+        return PassNotFoundError(msg)
+
     def config_keys(self) -> dict[str, ConfigKey]:
         return self._get_state().config
 
@@ -298,20 +332,45 @@ class Registry:
 
     # --- building -----------------------------------------------------------------------
     def build_pass(self, name: str, options: Mapping[str, Any], *, check_types: bool = False) -> Pass:
-        """Build pass ``name`` with ``options`` through its factory, importing its code if needed."""
+        """Build pass ``name`` with ``options`` through its factory, importing its code if needed.
+
+        The factory returns the pass's transformation (``(func, mod, ctx) -> func``
+        for a function pass, ``(mod, ctx) -> mod`` for a module pass), which is
+        wrapped into a pass whose info comes from the declaration, or a whole
+        Pass, which must agree with the declaration.  Either way ``preserves``
+        and ``origin`` are the declaration's.
+        """
         spec = self.pass_spec(name)
         self.spec_plan(spec)  # dependency problems surface before any import
         opts = check_options(spec, "pass", options, check_types=check_types)
-        p = self._call_factory(spec, opts)
-        problems = _mismatches(spec, p)
-        if problems:
+        building = _building_now()
+        if name in building:
+            raise self._report(PluginBuildError(
+                f"the factory {_factory_name(spec)} of pass {name!r} from {spec.origin} asks "
+                f"for pass {name!r} again (get_pass, or a constructor like "
+                f"relay.transform.{name}), which would never end",
+                distribution=spec.distribution, version=spec.version,
+                fix="have the factory return the transformation (or a pass) made by its own "
+                    "code; a constructor of a pass cannot be that pass's factory",
+            ))
+        building.add(name)
+        try:
+            built = self._call_factory(spec, opts)
+        finally:
+            building.discard(name)
+        if not isinstance(built, Pass):
+            p = self._declared_pass(spec, built)
+        elif problems := _mismatches(spec, built):
             raise self._report(PluginBuildError(
                 f"the factory {_factory_name(spec)} of pass {name!r} from {spec.origin} built "
                 f"a pass that differs from its declaration: {'; '.join(problems)}",
                 distribution=spec.distribution, version=spec.version,
                 fix="make the manifest entry and the code agree (listings and dependency "
-                    "resolution use the manifest)",
+                    "resolution use the manifest), or have the factory return the "
+                    "transformation alone so that the manifest is the only place it is written",
             ))
+        else:
+            p = built
         p.preserves = frozenset(spec.preserves)
         p.origin = str(spec.origin)
         for source in self._sources:
@@ -356,14 +415,20 @@ class Registry:
                 distribution=spec.distribution, version=spec.version,
                 fix=_plugin_fix(spec.origin),
             )) from exc
-        if what == "pass" and not isinstance(built, Pass):
+        return built
+
+    def _declared_pass(self, spec: PassSpec, transformation: Any) -> Pass:
+        """The pass ``spec`` declares, running ``transformation`` (what its factory returned)."""
+        problem = _transformation_problem(spec.kind, transformation)
+        if problem:
             raise self._report(PluginBuildError(
                 f"the factory {_factory_name(spec)} of pass {spec.name!r} from {spec.origin} "
-                f"returned {type(built).__name__}, not a Pass",
+                f"returned {problem}",
                 distribution=spec.distribution, version=spec.version,
                 fix=_plugin_fix(spec.origin),
             ))
-        return built
+        cls = FunctionPass if spec.kind == "function" else ModulePass
+        return cls(transformation, PassInfo(spec.opt_level, spec.name, spec.required), spec.preserves)
 
     def _load_factory(self, spec: Any) -> Callable[..., Any]:
         factory = spec.factory
@@ -435,6 +500,25 @@ class Registry:
         self.invalidate()
 
 
+def _role_conflict(role: str, claims: list[PassSpec]) -> RoleConflictError:
+    who = " and ".join(f"pass {s.name!r} from {s.origin}" for s in claims)
+    installed = [s for s in claims if not s.origin.in_process]
+    local = [s for s in claims if s.origin.in_process]
+    blame = installed[-1] if installed else claims[-1]
+    if local:
+        fix = ("register " + ", ".join(repr(s.name) for s in local) + " without role= (or with "
+               "override=True to take the role in this process)")
+        if installed:
+            fix += f", or uninstall {installed[-1].distribution}"
+    else:
+        fix = f"uninstall one of them (e.g. pip uninstall {blame.distribution})"
+    return RoleConflictError(
+        f"role {role!r} is claimed by both {who}, so no pass has it",
+        distribution=blame.distribution if installed else "",
+        version=blame.version if installed else "", fix=fix,
+    )
+
+
 def _factory_name(spec: Any) -> str:
     f = spec.factory
     if isinstance(f, str):
@@ -450,6 +534,45 @@ def _plugin_fix(origin: Origin, reinstall: bool = False) -> str:
                 f"{origin.distribution}), or uninstall it (pip uninstall {origin.distribution})")
     return (f"report it to the maintainers of {origin.distribution}, or uninstall it "
             f"(pip uninstall {origin.distribution})")
+
+
+class _Building(threading.local):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+
+_BUILDING = _Building()
+
+
+def _building_now() -> set[str]:
+    """The passes whose factories are running in this thread (a factory building itself is caught)."""
+    return _BUILDING.names
+
+
+#: What a factory may return instead of a Pass, by declared kind: the transformation's parameters.
+_TRANSFORMATIONS = {"function": "(func, mod, ctx) -> Function", "module": "(mod, ctx) -> IRModule"}
+
+
+def _transformation_problem(kind: str, obj: Any) -> str:
+    """Why ``obj`` cannot be the transformation of a ``kind`` pass ("" when it can)."""
+    shape = _TRANSFORMATIONS.get(kind)
+    if shape is None:  # a Sequential has members, not a transformation
+        return f"{type(obj).__name__}, not a Pass (a {kind} pass's factory builds the pass itself)"
+    expected = f"a Pass or a {kind} pass's transformation {shape}"
+    if inspect.isclass(obj):
+        return f"the class {obj.__qualname__}, not {expected}"
+    if not callable(obj):
+        return f"{type(obj).__name__}, not {expected}"
+    params = shape[1:shape.index(")")].split(", ")
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # no readable signature (a builtin): trust it
+        return ""
+    try:
+        signature.bind(*params)
+    except TypeError:
+        return f"a callable{signature} that cannot be called as {shape}, instead of {expected}"
+    return ""
 
 
 def _mismatches(spec: PassSpec, p: Pass) -> list[str]:
@@ -527,6 +650,19 @@ def get_pass(name: str, **options: Any) -> Pass:
     return _REGISTRY.build_pass(name, options)
 
 
+def get_pass_by_role(role: str, **options: Any) -> Pass:
+    """The registered pass declaring ``role`` (e.g. "type-inference"), built with ``options``.
+
+    This is how code that must not name a pass reaches one.  Raises
+    :class:`PassNotFoundError` when no pass declares the role and
+    :class:`RoleConflictError` when two do (naming both).
+    """
+    spec = _REGISTRY.pass_for_role(role)
+    if spec is None:
+        raise _REGISTRY.role_not_found(role)
+    return _REGISTRY.build_pass(spec.name, options)
+
+
 def list_passes() -> list[PassSpec]:
     """Every registered pass's declaration (name, kind, opt_level, required, origin, ...), by name."""
     return _REGISTRY.list_passes()
@@ -572,6 +708,7 @@ def register_pass(
     config: Iterable[Any] | None = None,
     options: Iterable[Any] | None = None,
     help: str | None = None,
+    role: str | None = None,
     override: bool = False,
 ) -> Any:
     """Register a pass in this process, without packaging it; returns ``obj``.
@@ -579,18 +716,23 @@ def register_pass(
     ``obj`` is a pass object (``register_pass(my_pass)``, or as a decorator over
     ``@module_pass``), a class made by ``@module_pass``/``@function_pass`` (its
     constructor keywords become the pass's options), or any factory
-    ``callable(**options) -> Pass`` (then ``name`` and ``opt_level`` are
-    needed, ``kind`` defaults to "module").  ``config`` declares PassContext
+    ``callable(**options)`` returning a Pass or, as a manifest's factory may,
+    the pass's transformation (then ``name`` and ``opt_level`` are needed,
+    ``kind`` defaults to "module").  ``config`` declares PassContext
     keys as ``ConfigKey``, mappings or ``(name, type, default, help)`` tuples;
     ``options`` declares factory options the same way (undeclared options of
-    a factory are passed through unchecked).  A name already registered is an
-    error unless ``override=True``.
+    a factory are passed through unchecked).  ``role``: one of
+    :data:`~relaypass.transform.specs.PASS_ROLES` (``role = ...`` of a manifest).
+    A name already registered is an error unless ``override=True``, which
+    also lets the pass take its role from an installed plugin's pass.
     """
     if obj is None:
         return lambda o: register_pass(
             o, name=name, kind=kind, opt_level=opt_level, required=required, preserves=preserves,
-            config=config, options=options, help=help, override=override,
+            config=config, options=options, help=help, role=role, override=override,
         )
+    if role is not None and role not in PASS_ROLES:
+        raise ValueError(f"register_pass: unknown role {role!r}; the roles: {', '.join(PASS_ROLES)}")
     template: PassInfo | None = None
     factory: Any = obj
     built_kind: str | None = None
@@ -625,12 +767,15 @@ def register_pass(
     keys = tuple(make_config_key(k, declared_by) for k in (config or ()))
     if options is not None:
         opts = tuple(_option_spec(o) for o in options)
+    if role is not None and opts and any(o.required for o in opts):
+        raise ValueError(f"register_pass: a pass with role {role!r} is built without options, but "
+                         f"{', '.join(o.name for o in opts if o.required)} have no default")
     if help is None:
         help = _first_line(getattr(getattr(obj, "pass_func", obj), "__doc__", None))
     spec = PassSpec(
         name=name, kind=kind, opt_level=opt_level, factory=factory, origin=origin,
         required=info.required, preserves=tuple(preserves or ()), config=keys, options=opts,
-        help=help,
+        help=help, role=role,
     )
     _REGISTRY.add_in_process(spec, override)
     return obj

@@ -17,6 +17,22 @@ from .config import ConfigKey
 #: The pass kinds a manifest may declare, and the class each must build.
 PASS_KINDS = ("module", "function", "sequential")
 
+#: The role of the pass that infers types (see :data:`PASS_ROLES`).
+TYPE_INFERENCE = "type-inference"
+
+#: The roles a pass may declare (``role = "..."`` in a manifest, ``register_pass(role=...)``),
+#: each with what a pass taking it promises.  The core reaches such a pass only through
+#: its role (``Registry.pass_for_role``, ``get_pass_by_role``), never by its name; at most
+#: one registered pass may claim a role.
+PASS_ROLES: dict[str, str] = {
+    TYPE_INFERENCE: (
+        "a pass built without options that takes a module and returns it with the type of "
+        "every expression inferred (checked_type filled), raising on a program that does "
+        "not type-check; the passes that need typed input require it, and tools run it to "
+        "check or restore types"
+    ),
+}
+
 IN_PROCESS = "<in-process>"
 
 
@@ -63,7 +79,8 @@ class PassSpec:
 
     ``factory`` is ``"module:attr"`` (manifests) or a callable (in-process);
     ``options`` is None when the options are not declared (in-process factories
-    whose keywords are passed through unchecked).
+    whose keywords are passed through unchecked); ``role`` is one of
+    :data:`PASS_ROLES`, or None.
     """
 
     name: str
@@ -76,6 +93,7 @@ class PassSpec:
     config: tuple[ConfigKey, ...] = ()
     options: tuple[OptionSpec, ...] | None = ()
     help: str = ""
+    role: str | None = None
 
     @property
     def distribution(self) -> str:

@@ -44,7 +44,7 @@ the expression.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any as _AnyT
 
 from relaypass.errors import AttrsError, RelayPassError, TypeInferenceError, TypeRelationError
@@ -78,6 +78,7 @@ from relaypass.ir.types import (
     Type,
     TypeVar,
 )
+from relaypass.transform import pass_constructor
 
 from .diagnostics import expr_text, locate
 from .solver import (
@@ -137,17 +138,18 @@ def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
     return inference.memo[expr]
 
 
-def InferType(**options: _AnyT):
-    """The InferType module pass (opt_level 0), as ``relay.transform.InferType()``."""
-    if options:
-        raise TypeError(f"InferType takes no options, got {', '.join(sorted(options))}")
-    from relaypass.transform import module_pass
-
-    return module_pass(opt_level=0, name="InferType")(_infer_type_pass)
+def _infer_type_factory() -> Callable[[IRModule, object], IRModule]:
+    """InferType's transformation: the manifest's factory (the pass is :data:`InferType`)."""
+    return _infer_type_pass
 
 
 def _infer_type_pass(mod: IRModule, ctx: object) -> IRModule:
     return infer_type_module(mod)
+
+
+#: The InferType pass, the one ``relay.transform.InferType`` builds;
+#: everything about it is declared in relaypass-plugin.toml.
+InferType = pass_constructor("InferType")
 
 
 # --- error context -------------------------------------------------------------

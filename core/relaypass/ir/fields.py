@@ -1,0 +1,373 @@
+"""Each node kind's fields, declared once, and the generic operations derived from them.
+
+A node class lists its fields at class level, in constructor order, with the
+role each one plays::
+
+    class Call(Expr):
+        _fields_ = fields(op=CALLEE, args=EXPRS, attrs=ATTRS, type_args=TYPES, span=SPAN)
+
+That table is the only place that says what a node is made of.  Everything
+that used to spell it out per kind -- the sub-expressions a traversal walks,
+the rebuild of a node over new children, what structural equality compares
+and hashes, which children live in a scope the node opens -- reads it
+instead, so a new node kind needs its declaration and nothing else to be
+walked, rebuilt, compared and hashed.
+
+When a class is created, :class:`~relaypass.ir.node.Node` compiles its table
+into a :class:`Layout`.  The accessors that run on every node of large
+programs (``children``, ``rebuild``, ``key``) are generated as Python source
+once per class, as :mod:`dataclasses` generates ``__init__``, so they cost
+what the hand-written ``(call.op, *call.args)`` cost; nothing introspects a
+node per call.  A subclass of a declared kind gets its own layout (its rebuild
+constructs the subclass), and declares ``_fields_`` again only if its
+constructor differs.
+
+Sequence fields hold tuples (the constructors convert), so a layout can hand
+out a stored sequence as is.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable, Sequence
+from operator import is_
+from typing import Any
+
+__all__ = [
+    "ATTRS", "BRANCH", "CALLEE", "DATA", "EXPR", "EXPRS", "INFO", "SPAN", "TENSOR", "TYPE",
+    "TYPES", "TYPE_VARS", "VAR", "VARS", "Field", "Kind", "Layout", "children", "compile_source",
+    "fields", "layout_of", "map_children", "rebuild", "tuple_source", "with_children", "with_fields",
+]
+
+
+class Kind:
+    """The role of a field: what it holds and how generic operations treat it.
+
+    ``lang`` is the language of the nodes the field holds (``"expr"`` or
+    ``"type"``, None for plain values): fields of a node's own language are its
+    children.  ``seq``: a tuple of them.  ``binds``: the node binds these
+    variables (they are in scope in all its children).  ``callee``: evaluated
+    after the other children, as Relay evaluates a call's arguments before its
+    callee.  ``branch``: a block of its own (a scope of its own).  ``compare``:
+    takes part in structural equality and hashing.
+    """
+
+    __slots__ = ("name", "lang", "seq", "binds", "callee", "branch", "compare")
+
+    def __init__(self, name: str, lang: str | None = None, *, seq: bool = False,
+                 binds: bool = False, callee: bool = False, branch: bool = False,
+                 compare: bool = True) -> None:
+        self.name = name
+        self.lang = lang
+        self.seq = seq
+        self.binds = binds
+        self.callee = callee
+        self.branch = branch
+        self.compare = compare
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+EXPR = Kind("EXPR", "expr")
+"""One sub-expression."""
+EXPRS = Kind("EXPRS", "expr", seq=True)
+"""A tuple of sub-expressions."""
+CALLEE = Kind("CALLEE", "expr", callee=True)
+"""The expression a call applies; evaluated after the other children."""
+BRANCH = Kind("BRANCH", "expr", branch=True)
+"""A sub-expression evaluated in a block of its own (a branch of an If)."""
+VAR = Kind("VAR", "expr", binds=True)
+"""A variable the node binds (a let's variable)."""
+VARS = Kind("VARS", "expr", seq=True, binds=True)
+"""A tuple of variables the node binds (a function's parameters)."""
+TYPE = Kind("TYPE", "type")
+"""One type, or None."""
+TYPES = Kind("TYPES", "type", seq=True)
+"""A tuple of types."""
+TYPE_VARS = Kind("TYPE_VARS", "type", seq=True, binds=True)
+"""A tuple of type variables the node binds (type parameters)."""
+ATTRS = Kind("ATTRS")
+"""An :class:`~relaypass.ir.attrs.Attrs` record, or None."""
+DATA = Kind("DATA")
+"""A plain value that identifies the node: a name, an index, a dtype, a shape."""
+TENSOR = Kind("TENSOR")
+"""A numpy array, compared by dtype, shape and bytes."""
+INFO = Kind("INFO", compare=False)
+"""A plain value kept and printed but not compared: a variable's name hint."""
+SPAN = Kind("SPAN", compare=False)
+"""Where the node came from in a source text."""
+
+
+class Field:
+    """One declared field: its name (the constructor parameter and attribute) and its kind."""
+
+    __slots__ = ("name", "kind")
+
+    def __init__(self, name: str, kind: Kind) -> None:
+        self.name = name
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"{self.name}={self.kind!r}"
+
+
+def fields(**kinds: Kind) -> tuple[Field, ...]:
+    """The field table of a node class: ``fields(op=CALLEE, args=EXPRS, ...)``, in constructor order."""
+    for name, kind in kinds.items():
+        if not isinstance(kind, Kind):
+            raise TypeError(f"field {name!r}: expected a field kind such as EXPR, got {kind!r}")
+    return tuple(Field(name, kind) for name, kind in kinds.items())
+
+
+# --------------------------------------------------------------------------- code generation
+
+
+def tuple_source(selected: Sequence[Field], node: str = "n") -> str:
+    """A Python expression over ``node``: the values of ``selected`` as a tuple, sequences spliced in."""
+    if not selected:
+        return "()"
+    if len(selected) == 1:
+        f = selected[0]
+        return f"{node}.{f.name}" if f.kind.seq else f"({node}.{f.name},)"
+    return "(" + ", ".join(
+        f"*{node}.{f.name}" if f.kind.seq else f"{node}.{f.name}" for f in selected
+    ) + ",)"
+
+
+_getter_source = tuple_source
+
+
+def compile_source(source: str, namespace: dict[str, Any], filename: str) -> dict[str, Any]:
+    """Run generated ``source`` in ``namespace`` (returned); tracebacks show the generated lines."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+def _rebuild_source(layout_fields: Sequence[Field], child_fields: Sequence[Field]) -> str:
+    """An expression over node ``n`` and children ``k``: the constructor call of a rebuild.
+
+    With at most one sequence among the children, positions are constants
+    (counted from the end after the sequence), so the sequence may change
+    length; with several, each takes as many items as the node's own.
+    """
+    child_fields = tuple(child_fields)
+    seqs = [j for j, f in enumerate(child_fields) if f.kind.seq]
+    args = []
+    if len(seqs) <= 1:
+        s = seqs[0] if seqs else len(child_fields)
+        tail = len(child_fields) - s - 1
+        for f in layout_fields:
+            if f not in child_fields:
+                args.append(f"n.{f.name}")
+                continue
+            j = child_fields.index(f)
+            if j < s:
+                args.append(f"k[{j}]")
+            elif j == s:
+                args.append(f"k[{j}:-{tail}]" if tail else f"k[{j}:]")
+            else:
+                args.append(f"k[{j - len(child_fields)}]")
+    else:
+        offset = "0"
+        for f in layout_fields:
+            if f not in child_fields:
+                args.append(f"n.{f.name}")
+            elif f.kind.seq:
+                end = f"{offset} + len(n.{f.name})"
+                args.append(f"k[{offset}:{end}]")
+                offset = f"({end})"
+            else:
+                args.append(f"k[{offset}]")
+                offset = f"({offset} + 1)"
+    return f"cls({', '.join(args)})"
+
+
+def _key_source(layout_fields: Sequence[Field], child_fields: Sequence[Field]) -> str:
+    """What identifies a node besides its children, types and tensors: data, attrs, child counts."""
+    parts = []
+    for f in layout_fields:
+        kind = f.kind
+        if f in child_fields:
+            if kind.seq:
+                parts.append(f"len(n.{f.name})")
+        elif kind is DATA or kind is ATTRS:
+            parts.append(f"n.{f.name}")
+    return "(" + "".join(p + ", " for p in parts) + ")"
+
+
+class Layout:
+    """What one node class is made of, compiled from its ``_fields_`` declaration.
+
+    Attributes that are functions take the node (``children(n)``) and are
+    generated once per class; the others are tuples of :class:`Field` in
+    declaration order, for code that treats fields by kind.
+
+    ``children(n)``
+        the sub-nodes of the node's own language (sub-expressions of an
+        expression, component types of a type), in field order.
+    ``operands(n)``
+        the children that flow into the node: neither the callee nor the
+        variables it binds (a call's arguments, a tuple's fields).
+    ``subterms(n)``
+        the children other than the variables the node binds (what structural
+        comparison walks into once the binders are matched).
+    ``rebuild(n, k)``
+        a new node of this class with children ``k`` (lined up with
+        ``children(n)``) and every other field of ``n``.
+    ``key(n)``
+        a tuple of what identifies the node besides its children, types and
+        tensors: its compared data and attrs, and the length of each sequence
+        of children.  Equal keys are necessary for structural equality.
+    ``bound_vars(n)`` / ``bound_type_vars(n)``
+        the variables and type variables the node binds.
+    ``outer(n)`` / ``scopes``
+        the children in the node's own scope, and one getter per scope the
+        node opens (the scope of its binders holds all its other children; a
+        branch is a scope of its own).
+    """
+
+    __slots__ = (
+        "cls", "fields", "names", "lang", "child_fields", "child_names", "binds",
+        "var_fields", "type_var_fields", "type_fields", "tensor_fields", "check_fields",
+        "subterm_fields", "leaf", "children", "operands", "subterms", "rebuild", "key",
+        "bound_vars", "bound_type_vars", "outer", "scopes", "tag", "source",
+    )
+
+    def __init__(self, cls: type, declared: Sequence[Field], lang: str | None) -> None:
+        self.cls = cls
+        self.fields = tuple(declared)
+        self.names = tuple(f.name for f in declared)
+        self.lang = lang
+        child = tuple(f for f in declared if f.kind.lang is not None and f.kind.lang == lang)
+        self.child_fields = child
+        self.child_names = tuple(f.name for f in child)
+        self.var_fields = tuple(f for f in declared if f.kind.binds and f.kind.lang == "expr")
+        self.type_var_fields = tuple(f for f in declared if f.kind.binds and f.kind.lang == "type")
+        self.binds = bool(self.var_fields or self.type_var_fields)
+        # Types an expression holds (annotations, type arguments); a type's are its children.
+        self.type_fields = tuple(
+            f for f in declared if f.kind.lang == "type" and not f.kind.binds and f not in child
+        )
+        self.tensor_fields = tuple(f for f in declared if f.kind is TENSOR)
+        # Compared immediately by structural equality, in declaration order.
+        self.check_fields = tuple(
+            f for f in declared
+            if (f in child and f.kind.seq and not f.kind.binds)
+            or f.kind in (DATA, ATTRS, TENSOR)
+            or f in self.type_fields
+        )
+        binder_scope = tuple(f for f in child if not f.kind.branch) if self.binds else ()
+        branches = tuple(f for f in child if f.kind.branch)
+        outer = tuple(f for f in child if f not in binder_scope and not f.kind.branch)
+        operands = tuple(f for f in child if not f.kind.callee and not f.kind.binds)
+        self.subterm_fields = tuple(f for f in child if not f.kind.binds)
+        self.leaf = not child
+
+        sources = {
+            "children": _getter_source(child),
+            "operands": _getter_source(operands),
+            "subterms": _getter_source(self.subterm_fields),
+            "rebuild": _rebuild_source(declared, child),
+            "key": _key_source(declared, child),
+            "bound_vars": _getter_source(self.var_fields),
+            "bound_type_vars": _getter_source(self.type_var_fields),
+            "outer": _getter_source(outer),
+        }
+        scope_sources = [_getter_source(binder_scope)] if binder_scope else []
+        scope_sources += [_getter_source((f,)) for f in branches]
+        lines = []
+        for name, expr in sources.items():
+            params = "n, k" if name == "rebuild" else "n"
+            lines.append(f"def {name}({params}):\n    return {expr}\n")
+        for i, expr in enumerate(scope_sources):
+            lines.append(f"def scope_{i}(n):\n    return {expr}\n")
+        self.source = "\n".join(lines)
+        namespace = compile_source(
+            self.source, {"cls": cls}, f"<fields of {cls.__module__}.{cls.__qualname__}>"
+        )
+        self.children = namespace["children"]
+        self.operands = namespace["operands"]
+        self.subterms = namespace["subterms"]
+        self.rebuild = namespace["rebuild"]
+        self.key = namespace["key"]
+        self.bound_vars = namespace["bound_vars"]
+        self.bound_type_vars = namespace["bound_type_vars"]
+        self.outer = namespace["outer"]
+        self.scopes = tuple(namespace[f"scope_{i}"] for i in range(len(scope_sources)))
+        # Keeps kinds apart in structural hashes (stable within a process, as str hashes are).
+        self.tag = hash(("relaypass node", cls.__module__, cls.__qualname__))
+
+    def labels(self, node: object) -> list[str]:
+        """Where each of ``subterms(node)`` sits, as path labels: ``.op``, ``.args[0]``..."""
+        out = []
+        for f in self.subterm_fields:
+            if f.kind.seq:
+                out.extend(f".{f.name}[{i}]" for i in range(len(getattr(node, f.name))))
+            else:
+                out.append(f".{f.name}")
+        return out
+
+    def __repr__(self) -> str:
+        return f"Layout({self.cls.__name__}: {', '.join(map(repr, self.fields))})"
+
+
+def layout_of(node_or_class: object) -> Layout:
+    """The compiled field layout of a node or node class."""
+    cls = node_or_class if isinstance(node_or_class, type) else type(node_or_class)
+    layout = getattr(cls, "_layout_", None)
+    if layout is None:
+        raise TypeError(f"{cls.__name__} is not a node kind with declared fields")
+    return layout
+
+
+def children(node: object) -> tuple:
+    """The sub-expressions of an expression (the component types of a type), in field order."""
+    layout = getattr(type(node), "_layout_", None)
+    if layout is None:
+        raise TypeError(f"{type(node).__name__} is not a node kind with declared fields")
+    return layout.children(node)
+
+
+def rebuild(node: object, kids: Sequence[Any]) -> Any:
+    """A new node of ``node``'s kind over children ``kids``, every other field kept.
+
+    ``kids`` lines up with ``children(node)``.  The new node has no
+    ``checked_type``: a node over new children may have another type.
+    """
+    return layout_of(node).rebuild(node, kids)
+
+
+def with_children(node: Any, kids: Sequence[Any]) -> Any:
+    """``node`` itself when every one of ``kids`` is its old child, else ``rebuild(node, kids)``.
+
+    What a mutator wants: unchanged subtrees stay shared, with their types.
+    """
+    layout = layout_of(node)
+    old = layout.children(node)
+    if len(kids) == len(old) and all(map(is_, kids, old)):
+        return node
+    return layout.rebuild(node, kids)
+
+
+def with_fields(node: Any, **changes: Any) -> Any:
+    """A new node of ``node``'s kind with the named fields replaced and the others kept."""
+    layout = layout_of(node)
+    unknown = [name for name in changes if name not in layout.names]
+    if unknown:
+        raise TypeError(
+            f"{type(node).__name__} has no field {unknown[0]!r}; its fields: {', '.join(layout.names)}"
+        )
+    return layout.cls(*[changes[name] if name in changes else getattr(node, name)
+                        for name in layout.names])
+
+
+def map_children(node: Any, fn: Callable[[Any], Any]) -> Any:
+    """``with_children(node, [fn(k) for k in children(node)])``."""
+    layout = layout_of(node)
+    old = layout.children(node)
+    kids = [fn(k) for k in old]
+    if all(map(is_, kids, old)):
+        return node
+    return layout.rebuild(node, kids)

@@ -1,0 +1,103 @@
+"""RemoveIdentities: drop the arithmetic that gives back its operand.
+
+::
+
+    add(x, 0), add(0, x), subtract(x, 0)          ->  x
+    multiply(x, 1), multiply(1, x), divide(x, 1)  ->  x
+    negative(negative(x))                         ->  x    (option ``double_negative``)
+
+``0`` and ``1`` are constants of any shape whose elements are all 0 (or all
+1).  A call is replaced only when its type is the type of ``x``: a constant
+that broadcasts ``x`` to a larger shape is kept.  The types come from
+InferType, which the manifest lists in ``required``, so it has run when the
+pass gets the function.
+
+In floating point ``-0.0 + 0.0`` is ``+0.0``, so ``add(x, 0.0)`` is not quite
+``x``.  With the config key ``relaypass_example.RemoveIdentities.signed_zeros``
+set, the pass keeps the float additions of ``+0.0`` and subtractions of
+``-0.0`` (and still removes ``add(x, -0.0)`` and ``subtract(x, 0.0)``, which
+are exact).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from relaypass.functor import MixedModeMutator
+from relaypass.ir.expr import Call, Constant, Expr, Function
+from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op
+from relaypass.transform import PassContext, function_pass
+
+SIGNED_ZEROS = "relaypass_example.RemoveIdentities.signed_zeros"
+
+# operator -> (the identity element, the argument positions it may take)
+IDENTITIES = {
+    "add": (0, (0, 1)),
+    "subtract": (0, (1,)),
+    "multiply": (1, (0, 1)),
+    "divide": (1, (1,)),
+}
+
+
+def RemoveIdentities(double_negative: bool = True):  # noqa: N802 - a factory is named like its pass
+    """The RemoveIdentities pass; ``double_negative=False`` keeps ``negative(negative(x))``.
+
+    The option's default is also written in the manifest: keep them equal.
+    """
+
+    # name, opt_level and required are the manifest's; the registry checks that the
+    # pass built here agrees with its manifest entry, because function_pass needs them.
+    @function_pass(opt_level=1, name="RemoveIdentities", required=["InferType"])
+    def remove_identities(func: Function, mod: IRModule, ctx: PassContext) -> Function:
+        # ctx.config.get returns the manifest's default when the key is not set.
+        signed_zeros = ctx.config.get(SIGNED_ZEROS)
+        return IdentityRemover(double_negative, signed_zeros).visit(func)
+
+    return remove_identities
+
+
+class IdentityRemover(MixedModeMutator):
+    """The rewrite itself, bottom-up over the dataflow of one function."""
+
+    def __init__(self, double_negative: bool = True, signed_zeros: bool = False) -> None:
+        super().__init__()
+        self.double_negative = double_negative
+        self.signed_zeros = signed_zeros
+
+    def rewrite_call(self, pre: Call, post: Expr) -> Expr:
+        op = getattr(post, "op", None)
+        if not isinstance(op, Op):
+            return post
+        if op.name == "negative":
+            inner = post.args[0]
+            if self.double_negative and _is_call_of(inner, "negative"):
+                return inner.args[0]
+            return post
+        if op.name not in IDENTITIES or len(post.args) != 2:
+            return post
+        identity, positions = IDENTITIES[op.name]
+        for i in positions:
+            const, other = post.args[i], 1 - i
+            if (isinstance(const, Constant) and self._is_identity(op.name, const.data, identity)
+                    and _same_type(pre, pre.args[other])):
+                return post.args[other]
+        return post
+
+    def _is_identity(self, op_name: str, data: np.ndarray, identity: int) -> bool:
+        if data.dtype.kind not in "iuf" or not np.all(data == identity):
+            return False
+        if self.signed_zeros and data.dtype.kind == "f" and identity == 0:
+            # x + (-0.0) and x - (+0.0) are exact; x + (+0.0) and x - (-0.0) are not for x = -0.0.
+            negative_zeros = np.signbit(data)
+            return bool(np.all(negative_zeros) if op_name == "add" else not np.any(negative_zeros))
+        return True
+
+
+def _is_call_of(expr: Expr, op_name: str) -> bool:
+    return isinstance(expr, Call) and isinstance(expr.op, Op) and expr.op.name == op_name
+
+
+def _same_type(call: Expr, operand: Expr) -> bool:
+    if not (call.has_checked_type and operand.has_checked_type):
+        return False
+    return call.checked_type == operand.checked_type

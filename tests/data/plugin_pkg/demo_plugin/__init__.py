@@ -1,1 +1,0 @@
-"""relaypass-demo-plugin: passes and an instrument, found through relaypass-plugin.toml."""

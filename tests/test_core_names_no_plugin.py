@@ -32,19 +32,6 @@ MANIFESTS = (
 #: Where naming a pass or instrument is allowed: the applications, and the facade's re-exports.
 ALLOWED = ("tools", "relay")
 
-#: Strings still naming a standard pass, as (file under core/relaypass, name), with the
-#: wording to use instead.  Each must go: the test fails when an entry no longer occurs,
-#: so that the list only shrinks.
-KNOWN: dict[tuple[str, str], str] = {
-    ("ir/expr.py", "InferType"):
-        'checked_type\'s error: "run type inference first" (the pass with role "type-inference")',
-    ("analysis/forward_graph.py", "FuseOps"):
-        '"the forward graph does not know the expression kind ..."',
-    ("transform/pipeline.py", "InferType"):
-        "the example pass of the 'missing passes' message: passes = [\"MyPass\"]",
-}
-
-
 def standard_names() -> set[str]:
     names: set[str] = set()
     for manifest in MANIFESTS:
@@ -107,15 +94,10 @@ def f(registry):
 def test_no_core_code_outside_tools_names_a_standard_pass_or_instrument():
     names = standard_names()
     offences: list[str] = []
-    seen: set[tuple[str, str]] = set()
     for path in core_files():
         rel = path.relative_to(CORE).as_posix()
         for line, name, text in named_in(path.read_text(encoding="utf-8"), names):
-            seen.add((rel, name))
-            if (rel, name) not in KNOWN:
-                offences.append(f"core/relaypass/{rel}:{line}: {name!r} in {text!r}")
+            offences.append(f"core/relaypass/{rel}:{line}: {name!r} in {text!r}")
     assert not offences, (
         "the core names a pass or instrument outside tools/ (reach it by a name given to you, "
         "or by its role: relaypass.transform.get_pass_by_role):\n" + "\n".join(offences))
-    gone = sorted(set(KNOWN) - seen)
-    assert not gone, f"no longer named there, remove from KNOWN: {gone}"

@@ -218,7 +218,7 @@ def _children(node: Expr) -> tuple[Expr, ...]:
     if t is Var or t is Constant:
         return ()
     if isinstance(node, Expr):
-        raise TypeError(f"FuseOps does not know the expression kind {t.__name__}")
+        raise TypeError(f"the forward graph does not know the expression kind {t.__name__}")
     raise TypeError(f"expected a Relay expression, got {t.__name__}")
 
 

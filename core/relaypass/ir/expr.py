@@ -58,7 +58,7 @@ class Expr(Node):
         if t is None:
             raise UncheckedTypeError(
                 "The type checker has not populated the checked_type for this node; "
-                "run InferType first"
+                "run type inference first (the pass whose role is \"type-inference\")"
             )
         return t
 

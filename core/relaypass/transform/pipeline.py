@@ -258,7 +258,7 @@ class _Reader:
             raise self.fail("name", f"the pipeline name must be a non-empty string, not {name!r}")
         opt_level = self.opt_level(data.get("opt_level", 2), "opt_level")
         if "passes" not in data:
-            raise self.fail("passes", "missing: a pipeline lists its passes, e.g. passes = [\"InferType\"]")
+            raise self.fail("passes", "missing: a pipeline lists its passes, e.g. passes = [\"MyPass\"]")
         root = self.sequence({"name": name, "passes": data["passes"]}, "")
         root = SequenceRef(root.name, root.passes, 0, (), "passes")
         required_pass = self.name_list(data.get("required_pass", []), "required_pass")

@@ -15,6 +15,11 @@ Nothing recurses along dataflow or let chains: dataflow is expanded with an
 explicit stack and let chains are printed in a loop; only syntactic nesting
 (functions in functions, branches) recurses.
 
+Which subexpressions are printed in a node's own scope and which open a
+block of their own (a function body, the branches of an ``if``) comes from
+the node kinds' field declarations (:mod:`relaypass.ir.fields`); only the
+syntax of each kind is written here.
+
 Constants: scalars are literals (``1f``, ``2i64``, ``True``), small tensors
 are ``const([1, 2, 3, 4], Tensor[(2, 2), int32])`` and the rest live in the
 metadata section at the end, as base64 of their ``.npy`` bytes, referred to
@@ -49,6 +54,7 @@ from ..expr import (
     TupleGetItem,
     Var,
 )
+from ..fields import Layout
 from ..module import IRModule
 from ..op import REQUIRED, Op
 from ..types import (
@@ -382,15 +388,9 @@ class _Printer:
             if node in memo:
                 continue
             stack.append((node, True))
-            t = type(node)
-            kids = node.args if t is Call else _scope_children(node)
-            for kid in reversed(kids):
+            for kid in reversed(_scope_children(node)):
                 if type(kid) not in atomic and kid not in memo:
                     stack.append((kid, False))
-            if t is Call:
-                op = node.op
-                if type(op) not in atomic and op not in memo:
-                    stack.append((op, False))
 
     def bind(self, node: Expr) -> None:
         """``%N = node;`` in the block the placement chose (the current one by default)."""
@@ -420,10 +420,10 @@ class _Printer:
         self.memo[node] = name
         frame.bound.append(node)
 
-    def sub_scopes(self, node: Expr) -> _AnyT:
+    def sub_scopes(self, node: Expr) -> tuple[int, ...]:
         """The scopes of the blocks inside ``node`` (a body, two branches)."""
         if self.place is None:
-            return (0, 0) if type(node) is If else 0
+            return (0,) * len(type(node)._layout_.scopes)
         return self.place.sub[node]
 
     # --- expressions ------------------------------------------------------------
@@ -470,7 +470,7 @@ class _Printer:
                 return f"({ref(fields[0])},)"
             return "(" + ", ".join([ref(f) for f in fields]) + ")"
         if t is Function:
-            return self.function_text(node, "fn ", ind, self.sub_scopes(node))
+            return self.function_text(node, "fn ", ind, self.sub_scopes(node)[0])
         if t is If:
             then, other = self.sub_scopes(node)
             return (
@@ -478,7 +478,7 @@ class _Printer:
                 f"else {self.block_text(node.false_branch, ind, other)}"
             )
         if t is Let:
-            return self.block_text(node, ind, self.sub_scopes(node), own=True)
+            return self.block_text(node, ind, self.sub_scopes(node)[0], own=True)
         if t is RefCreate:
             return f"ref({ref(node.value)})"
         if t is RefRead:
@@ -649,7 +649,7 @@ class _Placement:
     def __init__(self) -> None:
         self.scope_of: dict[Expr, int] = {}
         self.uses: dict[Expr, int] = {}
-        self.sub: dict[Expr, _AnyT] = {}
+        self.sub: dict[Expr, tuple[int, ...]] = {}
         self.braced: set[Let] = set()
 
 
@@ -674,20 +674,15 @@ def _place(root: Expr) -> _Placement | None:
             continue
         seen.add(node)
         stack.append((node, True))
-        t = type(node)
-        if t is Let:
-            kids: tuple[Expr, ...] = (node.value, node.body)
+        layout = _layout(node)
+        kids = layout.subterms(node)
+        if type(node) is Let:
+            # A chain of lets prints flat: only a let in a let's value nests.
             nested = nested or type(node.value) is Let
-        elif t is If:
-            kids = (node.cond, node.true_branch, node.false_branch)
+        elif layout.scopes:
             nested = True
-        elif t is Function:
-            kids = (node.body,)
-            nested = True
-        else:
-            kids = _scope_children(node)
-            if not nested:
-                nested = any(type(k) is Let for k in kids)
+        elif not nested:
+            nested = any(type(k) is Let for k in kids)
         for kid in reversed(kids):
             if type(kid) not in atomic and kid not in seen:
                 stack.append((kid, False))
@@ -727,25 +722,24 @@ def _place(root: Expr) -> _Placement | None:
     scope_of[root] = 0
     for node in reversed(order):
         scope = scope_of[node]
-        t = type(node)
-        if t is Let:
+        if type(node) is Let:
+            # Printed as statements of the enclosing block, unless braced as a block of its own.
             if node in not_chain or uses.get(node, 0) > 1:
                 braced.add(node)
-                scope = sub[node] = new_scope(scope)
+                scope = new_scope(scope)
+                sub[node] = (scope,)
             use(node.value, scope, False)
             use(node.body, scope, True)
-        elif t is If:
-            use(node.cond, scope, False)
-            then, other = new_scope(scope), new_scope(scope)
-            sub[node] = (then, other)
-            use(node.true_branch, then, True)
-            use(node.false_branch, other, True)
-        elif t is Function:
-            body = sub[node] = new_scope(scope)
-            use(node.body, body, True)
-        else:
-            for kid in _scope_children(node):
-                use(kid, scope, False)
+            continue
+        layout = _layout(node)
+        for kid in layout.outer(node):
+            use(kid, scope, False)
+        if layout.scopes:
+            # A body or a branch: a block of its own, whose result ends a chain.
+            inner = sub[node] = tuple(new_scope(scope) for _ in layout.scopes)
+            for block, kids_of in zip(inner, layout.scopes):
+                for kid in kids_of(node):
+                    use(kid, block, True)
     return place
 
 
@@ -760,23 +754,20 @@ def _same_value(a: _AnyT, b: _AnyT) -> bool:
     return a == b
 
 
+def _layout(node: Expr) -> Layout:
+    layout = getattr(type(node), "_layout_", None)
+    if layout is None or not isinstance(node, Expr):
+        raise TypeError(f"cannot print {type(node).__name__}: not a Relay expression")
+    return layout
+
+
 def _scope_children(node: Expr) -> tuple[Expr, ...]:
-    """The subexpressions printed in the same scope as ``node`` (not bodies or branches)."""
-    t = type(node)
-    if t is Call:
-        return (node.op, *node.args)
-    if t is Tuple:
-        return node.fields
-    if t is TupleGetItem:
-        return (node.tuple_value,)
-    if t is If:
-        return (node.cond,)
-    if t is RefCreate:
-        return (node.value,)
-    if t is RefRead:
-        return (node.ref,)
-    if t is RefWrite:
-        return (node.ref, node.value)
-    if t is Function or t is Let or t in _ATOMIC:
-        return ()
-    raise TypeError(f"cannot print {t.__name__}: not a Relay expression")
+    """The subexpressions printed in the same scope as ``node`` (not bodies or branches).
+
+    A call's callee comes first.  What a function or a let holds is in the
+    scope of its variables, and a branch is a block: neither is listed.
+    """
+    try:
+        return type(node)._layout_.outer(node)
+    except AttributeError:
+        return _layout(node).outer(node)

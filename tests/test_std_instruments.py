@@ -32,7 +32,7 @@ from relaypass.transform.instrument import PassInstrument
 from relaypass_instruments.dump_ir import DumpIR, dump_file_name
 from relaypass_instruments.ir_diff import PrintChanged
 from relaypass_instruments.options import InstrumentOptionError
-from relaypass_instruments.print_ir import (
+from relaypass_instruments.print_around_passes import (
     PassPrintingInstrument,
     PrintAfter,
     PrintAfterAll,

@@ -44,7 +44,7 @@ def test_nodes_are_immutable_and_compare_by_identity():
 
 def test_checked_type_before_inference_is_a_clear_error():
     x = relay.var("x", shape=(2,))
-    with pytest.raises(UncheckedTypeError, match="InferType"):
+    with pytest.raises(UncheckedTypeError, match="run type inference first"):
         _ = relay.nn.relu(x).checked_type
 
 

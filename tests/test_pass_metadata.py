@@ -2,7 +2,9 @@
 
 The standard passes' manifest entries are the only place their opt_level,
 required passes and preserves are written: their factories return the bare
-transformation and the registry makes the pass.  ``module.Name()``,
+transformation and the registry makes the pass.  Option defaults too are
+written only in declarations: the registry calls a factory with every declared
+option, filling those not given with their declared defaults.  ``module.Name()``,
 ``relay.transform.Name()`` and ``get_pass("Name")`` all go through the
 registry, so they give equal ``(info, preserves)``.  PassInfo stays TVM's
 three fields; preserves is compared beside it.
@@ -25,14 +27,19 @@ from relaypass.transform import (
     Pass,
     PassConstructor,
     PassInfo,
+    get_instrument,
     get_pass,
+    list_instruments,
     list_passes,
     pass_constructor,
+    register_instrument,
     register_pass,
+    unregister_instrument,
     unregister_pass,
 )
 from relaypass.transform.context import pass_enabled
 from relaypass.transform.errors import OptionError, PassNotFoundError, PluginBuildError
+from relaypass.transform.instrument import PassInstrument
 
 STANDARD = sorted(s.name for s in list_passes()
                   if not s.origin.in_process and s.distribution == "relaypass")
@@ -45,6 +52,10 @@ def _spec(name: str):
 
 def _module_of(name: str):
     return importlib.import_module(_spec(name).factory.partition(":")[0])
+
+
+def _declared_defaults(spec) -> dict:
+    return {o.name: o.default for o in spec.options or () if not o.required}
 
 
 def _declared(name: str) -> tuple[PassInfo, frozenset[str]]:
@@ -74,7 +85,7 @@ def test_the_standard_modules_export_constructors_and_manifest_factories_give_tr
     module = _module_of(name)
     assert getattr(module, name) == PassConstructor(name)
     factory = getattr(module, _spec(name).factory.partition(":")[2])
-    built = factory()  # every standard option has a default
+    built = factory(**_declared_defaults(_spec(name)))  # as the registry calls it
     assert callable(built) and not isinstance(built, Pass) and not inspect.isclass(built)
 
 
@@ -212,6 +223,101 @@ def test_a_constructor_used_as_its_own_factory_is_an_error_not_a_recursion(regis
     register(pass_constructor("Itself"), name="Itself", opt_level=0)
     with pytest.raises(PluginBuildError, match="asks for pass 'Itself' again"):
         get_pass("Itself")
+
+
+# --- option defaults are written once, in the declaration ------------------------------
+STANDARD_INSTRUMENTS = sorted(s.name for s in list_instruments()
+                              if not s.origin.in_process and s.distribution == "relaypass")
+
+
+def _factory_of(spec):
+    module, _, attr = spec.factory.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@pytest.mark.parametrize("spec", [_spec(n) for n in STANDARD]
+                         + [s for s in list_instruments() if s.name in STANDARD_INSTRUMENTS],
+                         ids=lambda s: s.name)
+def test_no_standard_factory_restates_an_option_default(spec):
+    parameters = inspect.signature(_factory_of(spec)).parameters
+    # Every declared option is a keyword parameter without a default, and there is no other.
+    assert {p.name for p in parameters.values()} == {o.name for o in spec.options}
+    for p in parameters.values():
+        assert p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD), p
+        assert p.default is p.empty, f"{spec.name}'s factory restates the default of {p.name!r}"
+
+
+def test_a_factory_gets_the_declared_default_of_each_option_not_given(register):
+    seen = []
+
+    def factory(*, scale, names, label):  # no defaults: the declaration has them
+        seen.append({"scale": scale, "names": names, "label": label})
+        return lambda mod, ctx: mod
+
+    register(factory, name="Defaulted", opt_level=0, options=[
+        ("scale", int, 2, ""), ("names", "list[str]", ["a"], ""), {"name": "label", "type": str}])
+    with pytest.raises(OptionError, match="needs option.s. label"):
+        get_pass("Defaulted")  # declared without a default: still required
+    get_pass("Defaulted", label="x")
+    relay.transform.Defaulted(5, label="y")
+    assert seen == [{"scale": 2, "names": ["a"], "label": "x"},
+                    {"scale": 5, "names": ["a"], "label": "y"}]
+    assert seen[0]["names"] is not seen[1]["names"]  # a fresh list each time
+    seen[0]["names"].append("b")
+    get_pass("Defaulted", label="z")
+    assert seen[-1]["names"] == ["a"]
+
+
+def test_a_factory_with_a_parameter_not_declared_fails_to_build(register):
+    def factory(*, scale, extra):
+        return lambda mod, ctx: mod
+
+    register(factory, name="Undeclared", opt_level=0, options=[("scale", int, 2, "")])
+    with pytest.raises(OptionError, match="has no option 'extra'"):
+        get_pass("Undeclared", extra=1)
+    with pytest.raises(PluginBuildError, match="extra"):
+        get_pass("Undeclared")
+
+
+def test_undeclared_options_of_an_in_process_factory_are_passed_through(register):
+    seen = []
+
+    def factory(scale=3, **more):  # no options= declared: the factory's own defaults apply
+        seen.append((scale, more))
+        return lambda mod, ctx: mod
+
+    register(factory, name="Unchecked", opt_level=0)
+    get_pass("Unchecked")
+    get_pass("Unchecked", anything=1)
+    assert seen == [(3, {}), (3, {"anything": 1})]
+
+
+def test_an_instrument_factory_gets_the_declared_defaults():
+    seen = []
+
+    class Recorder(PassInstrument):
+        def __init__(self, *, tag, level):
+            seen.append((tag, level))
+
+    register_instrument(Recorder, name="DefaultedRecorder",
+                        options=[("tag", str, "t", ""), ("level", int, 1, "")])
+    try:
+        get_instrument("DefaultedRecorder")
+        get_instrument("DefaultedRecorder", level=4)
+    finally:
+        unregister_instrument("DefaultedRecorder")
+    assert seen == [("t", 1), ("t", 4)]
+
+
+def test_the_standard_instruments_get_the_manifests_defaults():
+    timing = get_instrument("PassTimingInstrument")
+    assert isinstance(timing, PassInstrument)
+    validator = get_instrument("TranslationValidator")
+    assert (validator._seed, validator._rtol, validator._atol, validator._inputs) == \
+        (0, 1e-5, 1e-6, 1)
 
 
 # --- the enabled rule ------------------------------------------------------------------

@@ -28,19 +28,22 @@ from relaypass.transform import (
     register_pass,
     unregister_pass,
 )
-from relaypass.transform.instrument import PassInstrument
-from relaypass_instruments.dump_ir import DumpIR, dump_file_name
-from relaypass_instruments.ir_diff import PrintChanged
-from relaypass_instruments.options import InstrumentOptionError
-from relaypass_instruments.print_around_passes import (
+from relaypass.transform.instrument import (  # built through the registry, as users build them
+    DumpIR,
+    PassInstrument,
     PassPrintingInstrument,
+    PassTimingInstrument,
     PrintAfter,
     PrintAfterAll,
     PrintBefore,
     PrintBeforeAll,
+    PrintChanged,
+    WellFormedChecker,
 )
-from relaypass_instruments.timing import PassTimingInstrument
-from relaypass_instruments.well_formed import IllFormedModuleError, WellFormedChecker
+from relaypass_instruments import print_around_passes
+from relaypass_instruments.dump_ir import dump_file_name
+from relaypass_instruments.options import InstrumentOptionError
+from relaypass_instruments.well_formed import IllFormedModuleError
 
 # --- programs and passes ------------------------------------------------------
 
@@ -96,7 +99,7 @@ def run(passes, instruments, mod=None, name="outer"):
 def test_standard_instruments_are_registered_plugins(tmp_path):
     out = io.StringIO()
     printer = get_instrument("PrintAfter", passes=["Negate"], file=out)
-    assert isinstance(printer, PrintAfter)
+    assert isinstance(printer, print_around_passes.PrintAfter)
     run([negate], [printer])
     assert out.getvalue().startswith("// IR after pass Negate\n")
 
@@ -123,7 +126,7 @@ def test_standard_instruments_are_registered_plugins(tmp_path):
 
 def test_instruments_are_pass_instruments():
     for inst in (
-        PassTimingInstrument(), PrintBefore(["Negate"]), PrintAfter(["Negate"]), PrintBeforeAll(),
+        PassTimingInstrument(), PrintBefore(passes=["Negate"]), PrintAfter(passes=["Negate"]), PrintBeforeAll(),
         PrintAfterAll(), PrintChanged(), DumpIR(dir="unused"), WellFormedChecker(),
     ):
         assert isinstance(inst, PassInstrument)
@@ -232,20 +235,21 @@ def test_print_before_all_and_after_all_include_sequentials():
 
 
 def test_print_defaults_to_stdout(capsys):
-    run([negate], [PrintAfter(["Negate"])])
+    run([negate], [PrintAfter(passes=["Negate"])])
     assert capsys.readouterr().out.startswith("// IR after pass Negate\n")
 
 
 def test_print_to_a_file_path_appends(tmp_path):
     path = tmp_path / "ir.txt"
-    run([negate], [PrintAfter(["Negate"], file=str(path))])
-    run([negate], [PrintAfter(["Negate"], file=path)])
+    run([negate], [PrintAfter(passes=["Negate"], file=str(path))])
+    run([negate], [PrintAfter(passes=["Negate"], file=path)])
     assert path.read_text().count("// IR after pass Negate") == 2
 
 
 def test_tvm_pass_printing_instrument():
     out = io.StringIO()
-    run([identity, negate], [PassPrintingInstrument(["Identity"], ["Negate"], file=out)])
+    run([identity, negate], [PassPrintingInstrument(print_before_pass_names=["Identity"],
+                                              print_after_pass_names=["Negate"], file=out)])
     headers = [line for line in out.getvalue().splitlines() if line.startswith("// IR")]
     assert headers == ["// IR before pass Identity", "// IR after pass Negate"]
 

@@ -22,12 +22,14 @@ from relaypass.transform import (
     register_pass,
     unregister_pass,
 )
-from relaypass_instruments.options import InstrumentOptionError
-from relaypass_instruments.translation_validation import (
-    TranslationValidationError,
+from relaypass.transform.instrument import (  # built by the registry, with the manifest's defaults
     TranslationValidator,
+    WellFormedChecker,
 )
-from relaypass_instruments.well_formed import IllFormedModuleError, WellFormedChecker
+from relaypass_instruments import translation_validation
+from relaypass_instruments.options import InstrumentOptionError
+from relaypass_instruments.translation_validation import TranslationValidationError
+from relaypass_instruments.well_formed import IllFormedModuleError
 
 MODEL = """#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 3), float32], %w: Tensor[(4, 3), float32]) {
@@ -221,7 +223,8 @@ def test_bad_options_are_rejected_when_built(options, match):
 def test_registered_with_its_options():
     spec = {s.name: s for s in list_instruments()}["TranslationValidator"]
     assert [o.name for o in spec.options] == ["seed", "rtol", "atol", "passes", "inputs"]
-    assert isinstance(get_instrument("TranslationValidator", seed=1), TranslationValidator)
+    assert isinstance(get_instrument("TranslationValidator", seed=1),
+                      translation_validation.TranslationValidator)
 
 
 # --------------------------------------------------------------------------- what can be compared

@@ -27,18 +27,11 @@ from collections.abc import Callable
 from relaypass.analysis.purity import PurityAnalysis
 from relaypass.functor import ExprMutator
 from relaypass.ir.expr import (
-    Call,
     Constant,
     Expr,
     Function,
     GlobalVar,
-    If,
     Let,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    Tuple,
-    TupleGetItem,
     Var,
 )
 from relaypass.ir.module import IRModule
@@ -100,13 +93,7 @@ class _Usage:
             seen[node] = k
             if k > 2:
                 continue
-            if t is Call:
-                kids: tuple = (node.op, *node.args)
-            elif t is Tuple:
-                kids = node.fields
-            elif t is TupleGetItem:
-                kids = (node.tuple_value,)
-            elif t is Let:
+            if t is Let:
                 body: Expr = node
                 while type(body) is Let:
                     if body is not node:
@@ -122,20 +109,12 @@ class _Usage:
                         nodes.append(body.value)
                         levels.append(level)
                     body = body.body
-                kids = (body,)
-            elif t is Function:
-                kids = (node.body,)
-                level += 1
-            elif t is If:
-                kids = (node.cond, node.true_branch, node.false_branch)
-            elif t is RefCreate:
-                kids = (node.value,)
-            elif t is RefRead:
-                kids = (node.ref,)
-            elif t is RefWrite:
-                kids = (node.ref, node.value)
+                kids: tuple = (body,)
             else:
-                continue
+                # The children, not the variables a node binds (a function's parameters).
+                kids = t._layout_.subterms(node)
+                if t is Function:
+                    level += 1
             for kid in kids:
                 tk = type(kid)
                 if tk is Var:
@@ -208,11 +187,12 @@ def dead_code_elimination(
 
 
 def _dead_code_elimination_factory(
-    inline_once: bool = False, ignore_impurity: bool = False,
+    *, inline_once: bool, ignore_impurity: bool,
 ) -> Callable[[Function, IRModule, object], Function]:
     """DeadCodeElimination's transformation, with Relay's options: the manifest's factory.
 
-    The pass is :data:`DeadCodeElimination`.
+    The pass is :data:`DeadCodeElimination`.  The options' defaults are the
+    manifest's: the registry gives every declared option.
     """
 
     class _DeadCodeElimination:

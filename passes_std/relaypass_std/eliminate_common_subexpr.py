@@ -93,7 +93,7 @@ def _skip_ops(names: Iterable[str]) -> Skip:
 
 
 def _eliminate_common_subexpr_factory(
-    fskip: Skip | Iterable[str] | None = None,
+    *, fskip: Skip | Iterable[str] | None,
 ) -> Callable[[Function, IRModule, object], Function]:
     """EliminateCommonSubexpr's transformation: the manifest's factory.
 
@@ -101,7 +101,8 @@ def _eliminate_common_subexpr_factory(
 
     ``fskip`` is Relay's callback (``fskip(expr) -> bool``, true to leave
     ``expr`` alone), or a list of operator names whose calls are never merged
-    (the form a pipeline file can give).
+    (the form a pipeline file can give; the manifest's default is ``[]``), or
+    None (Relay's default: merge everything).
     """
     if fskip is None or callable(fskip):
         skip = fskip

@@ -51,6 +51,7 @@ from relaypass.ir.expr import (
     TupleGetItem,
     Var,
 )
+from relaypass.ir.fields import rebuild
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.types import TensorType
@@ -173,7 +174,7 @@ class _Folder(MixedModeMutator):
                         return folded
         if unchanged:
             return call
-        return Call(op, args, call.attrs, call.type_args, call.span)
+        return rebuild(call, (op, *args))
 
     def _evaluate(self, kernel, args: list[Expr], attrs) -> Expr | None:
         """The value of an operator call on constant arguments, or None."""

@@ -49,16 +49,12 @@ from relaypass.ir.expr import (
     Constant,
     Expr,
     Function,
-    If,
-    Let,
-    RefCreate,
-    RefRead,
-    RefWrite,
     Tuple,
     TupleGetItem,
     Var,
     set_checked_type,
 )
+from relaypass.ir.fields import map_children, rebuild
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.types import FuncType, TensorType, Type
@@ -116,11 +112,11 @@ def fuse_ops(
         return _Rewriter(graph, group_of).run(expr)
 
 
-def _fuse_ops_factory(fuse_opt_level: int = -1) -> Callable[[Function, IRModule, _AnyT], Function]:
+def _fuse_ops_factory(*, fuse_opt_level: int) -> Callable[[Function, IRModule, _AnyT], Function]:
     """FuseOps's transformation: the manifest's factory (the pass is :data:`FuseOps`).
 
-    ``fuse_opt_level`` -1 uses the PassContext's ``opt_level``.  The context's
-    config keys ``relay.FuseOps.max_depth`` and
+    ``fuse_opt_level`` -1 (the manifest's default) uses the PassContext's
+    ``opt_level``.  The context's config keys ``relay.FuseOps.max_depth`` and
     ``relay.FuseOps.max_function_args`` bound the groups.
     """
     if fuse_opt_level != -1:
@@ -217,8 +213,7 @@ class _Rewriter:
                 info.has_call = True
                 if not attrs.get("TReshapeOp"):
                     info.reshape_only = False
-                call = Call(op, self._arguments(node.args, root, info), node.attrs,
-                            node.type_args, node.span)
+                call = rebuild(node, (op, *self._arguments(node.args, root, info)))
                 set_checked_type(call, node.checked_type)
                 new[i] = self._function_call(info, call) if root == i else call
             elif t is Var or t is Constant:
@@ -231,7 +226,7 @@ class _Rewriter:
                 info = groups.get(root)
                 if info is None:
                     info = groups[root] = _GroupFunction()
-                tup = Tuple(self._arguments(node.fields, root, info), node.span)
+                tup = rebuild(node, self._arguments(node.fields, root, info))
                 new[i] = set_checked_type(tup, node.checked_type)
             elif t is TupleGetItem:
                 new[i] = self._tuple_getitem(i, node)
@@ -270,12 +265,12 @@ class _Rewriter:
             new_value = self._mapped(value)
             if new_value is value:
                 return node
-            return set_checked_type(TupleGetItem(new_value, node.index, node.span), node.checked_type)
+            return set_checked_type(rebuild(node, (new_value,)), node.checked_type)
         info = self.groups.get(root)
         if info is None:
             info = self.groups[root] = _GroupFunction()
         arg = self._arguments((value,), root, info)[0]
-        tgi = set_checked_type(TupleGetItem(arg, node.index, node.span), node.checked_type)
+        tgi = set_checked_type(rebuild(node, (arg,)), node.checked_type)
         return self._function_call(info, tgi) if root == i else tgi
 
     def _function_call(self, info: _GroupFunction, body: Expr) -> Call:
@@ -295,56 +290,15 @@ class _Rewriter:
 
     def _rebuild(self, node: Expr) -> Expr:
         """``node`` outside any group, over the rewritten children (itself if none changed)."""
-        m = self._mapped
         t = type(node)
-        if t is Var or t is Constant:
+        if t is Var or t is Constant or t is Function and is_opaque_function(node):
             return node
-        if t is Call:
-            op = m(node.op)
-            args = [m(a) for a in node.args]
-            if op is node.op and all(a is b for a, b in zip(args, node.args)):
-                return node
-            out: Expr = Call(op, args, node.attrs, node.type_args, node.span)
-        elif t is Tuple:
-            fields = [m(f) for f in node.fields]
-            if all(a is b for a, b in zip(fields, node.fields)):
-                return node
-            out = Tuple(fields, node.span)
-        elif t is Let:
-            value, body = m(node.value), m(node.body)
-            if value is node.value and body is node.body:
-                return node
-            out = Let(node.var, value, body, node.span)
-        elif t is Function:
-            if is_opaque_function(node):
-                return node
-            body = m(node.body)
-            if body is node.body:
-                return node
-            out = Function(node.params, body, node.ret_type, node.type_params, node.attrs,
-                           node.span)
-        elif t is If:
-            cond, then, other = m(node.cond), m(node.true_branch), m(node.false_branch)
-            if cond is node.cond and then is node.true_branch and other is node.false_branch:
-                return node
-            out = If(cond, then, other, node.span)
-        elif t is RefCreate:
-            value = m(node.value)
-            if value is node.value:
-                return node
-            out = RefCreate(value, node.span)
-        elif t is RefRead:
-            ref = m(node.ref)
-            if ref is node.ref:
-                return node
-            out = RefRead(ref, node.span)
-        elif t is RefWrite:
-            ref, value = m(node.ref), m(node.value)
-            if ref is node.ref and value is node.value:
-                return node
-            out = RefWrite(ref, value, node.span)
-        else:  # build_forward_graph admits no other kind
+        if getattr(t, "_layout_", None) is None:  # build_forward_graph admits no such kind
             raise TypeError(f"FuseOps does not know the expression kind {t.__name__}")
+        # Variables (parameters, let variables) map to themselves.
+        out = map_children(node, self._mapped)
+        if out is node:
+            return node
         if node._checked_type is not None:
             set_checked_type(out, node._checked_type)
         return out

@@ -66,6 +66,7 @@ from relaypass.dataflow_pattern import (
     rewrite_patterns,
 )
 from relaypass.ir.expr import Call, Constant, Expr, Function
+from relaypass.ir.fields import rebuild
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op, make_call
 from relaypass.ir.op import OpPattern as FusionPattern
@@ -388,7 +389,7 @@ def _full_elementwise() -> Rewrite:
         else:
             scalar = _scalar(pre_type.dtype, 0)
         args = [scalar, rest] if is_left else [rest, scalar]
-        return Call(pre.op, args, pre.attrs, pre.type_args, pre.span)
+        return rebuild(pre, (pre.op, *args))
 
     return Rewrite("FullElementwise", pattern, callback)
 

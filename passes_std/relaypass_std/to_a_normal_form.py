@@ -40,6 +40,7 @@ from relaypass.ir.expr import (
     TupleGetItem,
     Var,
 )
+from relaypass.ir.fields import rebuild, with_fields
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.transform import pass_constructor
@@ -48,34 +49,6 @@ __all__ = ["ToANormalForm", "to_a_normal_form"]
 
 _DATAFLOW = frozenset({Call, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite})
 _ATOMS = frozenset({Var, GlobalVar, Op})
-
-
-def _kids(node: Expr) -> tuple:
-    """Children of a non-call dataflow node in the order Relay's Fill visits them."""
-    t = type(node)
-    if t is Tuple:
-        return node.fields
-    if t is TupleGetItem:
-        return (node.tuple_value,)
-    if t is RefCreate:
-        return (node.value,)
-    if t is RefRead:
-        return (node.ref,)
-    return (node.ref, node.value)
-
-
-def _rebuild(node: Expr, memo: dict) -> Expr:
-    """A non-call dataflow ``node`` with its children replaced by their atoms."""
-    t = type(node)
-    if t is Tuple:
-        return Tuple([memo[f] for f in node.fields], node.span)
-    if t is TupleGetItem:
-        return TupleGetItem(memo[node.tuple_value], node.index, node.span)
-    if t is RefCreate:
-        return RefCreate(memo[node.value], node.span)
-    if t is RefRead:
-        return RefRead(memo[node.ref], node.span)
-    return RefWrite(memo[node.ref], memo[node.value], node.span)
 
 
 def _is_primitive(func: Function) -> bool:
@@ -150,7 +123,7 @@ class _Fill:
             then_scope, else_scope = self.scopes.children[e]
             then = _wrap(then_scope, self.visit(e.true_branch))
             other = _wrap(else_scope, self.visit(e.false_branch))
-            result = self.bind(e, If(cond, then, other, e.span), var)
+            result = self.bind(e, rebuild(e, (cond, then, other)), var)
         elif t is Function:
             result = self.visit_function(e, var)
         else:
@@ -166,9 +139,7 @@ class _Fill:
             self.nesting += 1
             body = _wrap(body_scope, self.visit(func.body))
             self.nesting -= 1
-            new = Function(
-                func.params, body, func.ret_type, func.type_params, func.attrs, func.span
-            )
+            new = with_fields(func, body=body)
         if self.nesting == 0 and var is None:
             # A global function is bound by the module, not by a let.
             return new
@@ -178,9 +149,10 @@ class _Fill:
         """Post-order over dataflow nodes with an explicit stack; children left to right.
 
         ``nodes``/``positions`` are the stack: a node and how many of its
-        children have been visited (for a call, its arguments and then its
-        callee).  Children that are not dataflow are visited on the spot, so
-        constants are bound in evaluation order, as in Relay.
+        children have been visited, in evaluation order (for a call, its
+        arguments and then its callee).  Children that are not dataflow are
+        visited on the spot, so constants are bound in evaluation order, as in
+        Relay.  The node is then rebuilt over the atoms of its children.
         """
         memo = self.memo
         scope_of = self.scope_of
@@ -191,18 +163,12 @@ class _Fill:
         while nodes:
             node = nodes[-1]
             i = positions[-1]
-            t = type(node)
-            if t is Call:
-                kids = node.args
-                n = len(kids)
-                last = n  # the callee comes after the arguments
-            else:
-                kids = _kids(node)
-                n = len(kids)
-                last = n - 1
+            layout = type(node)._layout_
+            kids = layout.evaluated(node)
+            n = len(kids)
             descended = False
-            while i <= last:
-                kid = kids[i] if i < n else node.op
+            while i < n:
+                kid = kids[i]
                 i += 1
                 if kid in memo:
                     continue
@@ -217,11 +183,7 @@ class _Fill:
                 continue
             nodes.pop()
             positions.pop()
-            if t is Call:
-                op = memo[node.op]
-                new: Expr = Call(op, [memo[a] for a in kids], node.attrs, node.type_args, node.span)
-            else:
-                new = _rebuild(node, memo)
+            new = layout.rebuild(node, [memo[k] for k in layout.children(node)])
             bound = var if node is root and var is not None else Var("x")
             scope_of(node).bindings.append((bound, new))
             memo[node] = bound

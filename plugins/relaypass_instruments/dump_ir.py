@@ -45,10 +45,11 @@ class DumpIR(PassInstrument):
 
     ``passes``: only after these passes (None or empty: every pass, see the
     module documentation for Sequentials).  ``clean``: remove dumps of an earlier run
-    first (default true).  The folder is created when the first file is written.
+    first.  The folder is created when the first file is written.  The options'
+    defaults are the manifest's (the registry gives every declared option).
     """
 
-    def __init__(self, dir: object, passes: object = None, clean: bool = True) -> None:
+    def __init__(self, *, dir: object, passes: object, clean: bool) -> None:
         if isinstance(dir, os.PathLike):
             dir = os.fspath(dir)
         if not isinstance(dir, str) or not dir:

@@ -61,12 +61,13 @@ class _Snapshot:
 class PrintChanged(PassInstrument):
     """Print a unified diff of the module text for every pass that changed it.
 
-    ``file``: "stdout" (default), "stderr", a path (appended to) or a text
-    stream.  ``context``: lines of unchanged text around each change (3).
-    Each diff is preceded by a line ``// NAME changed the module``.
+    ``file``: "stdout", "stderr", a path (appended to) or a text stream.
+    ``context``: lines of unchanged text around each change.  Each diff is
+    preceded by a line ``// NAME changed the module``.  The options' defaults
+    are the manifest's (the registry gives every declared option).
     """
 
-    def __init__(self, file: object = None, context: int = 3) -> None:
+    def __init__(self, *, file: object, context: int) -> None:
         self._output = Output("PrintChanged", file)
         self._context = count("PrintChanged", "context", context)
         self._running: list[str] = []

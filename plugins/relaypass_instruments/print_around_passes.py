@@ -54,7 +54,7 @@ class _IRPrinter(PassInstrument):
 class PrintBefore(_IRPrinter):
     """Print the module before each run of the passes named in ``passes``."""
 
-    def __init__(self, passes: object, file: object = None) -> None:
+    def __init__(self, *, passes: object, file: object) -> None:
         names = pass_names("PrintBefore", "passes", passes)
         super().__init__("PrintBefore", names, None, True, False, file)
 
@@ -62,7 +62,7 @@ class PrintBefore(_IRPrinter):
 class PrintAfter(_IRPrinter):
     """Print the module after each run of the passes named in ``passes``."""
 
-    def __init__(self, passes: object, file: object = None) -> None:
+    def __init__(self, *, passes: object, file: object) -> None:
         names = pass_names("PrintAfter", "passes", passes)
         super().__init__("PrintAfter", None, names, False, True, file)
 
@@ -70,14 +70,14 @@ class PrintAfter(_IRPrinter):
 class PrintBeforeAll(_IRPrinter):
     """Print the module before every pass."""
 
-    def __init__(self, file: object = None) -> None:
+    def __init__(self, *, file: object) -> None:
         super().__init__("PrintBeforeAll", None, None, True, False, file)
 
 
 class PrintAfterAll(_IRPrinter):
     """Print the module after every pass."""
 
-    def __init__(self, file: object = None) -> None:
+    def __init__(self, *, file: object) -> None:
         super().__init__("PrintAfterAll", None, None, False, True, file)
 
 
@@ -90,9 +90,10 @@ class PassPrintingInstrument(_IRPrinter):
 
     def __init__(
         self,
-        print_before_pass_names: object = (),
-        print_after_pass_names: object = (),
-        file: object = None,
+        *,
+        print_before_pass_names: object,
+        print_after_pass_names: object,
+        file: object,
     ) -> None:
         name = "PassPrintingInstrument"
         before = pass_names(name, "print_before_pass_names", print_before_pass_names)

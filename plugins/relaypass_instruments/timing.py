@@ -58,10 +58,11 @@ class PassTimingInstrument(PassInstrument):
     """Times every pass the PassContext reports, nested ones included.
 
     ``print_on_exit=True`` writes the table when the context exits, to
-    ``file`` ("stdout" by default, "stderr", a path, or a text stream).
+    ``file`` ("stdout", "stderr", a path, or a text stream).  The options'
+    defaults are the manifest's (the registry gives every declared option).
     """
 
-    def __init__(self, print_on_exit: bool = False, file: object = None) -> None:
+    def __init__(self, *, print_on_exit: bool, file: object) -> None:
         self._print_on_exit = flag("PassTimingInstrument", "print_on_exit", print_on_exit)
         self._output = Output("PassTimingInstrument", file)
         self._roots: list[_Frame] = []

@@ -120,20 +120,22 @@ _CLOSURE = "a closure"
 class TranslationValidator(PassInstrument):
     """Raise :class:`TranslationValidationError` at the first pass that changes ``@main``'s outputs.
 
-    ``seed`` (default 0) seeds the random inputs; ``rtol`` and ``atol``
-    (defaults 1e-5 and 1e-6) the tolerance ``|after - before| <= atol + rtol *
-    |before|``; ``passes``: validate each run of these passes as a whole
-    (default: every change, blamed on the innermost pass that made it);
-    ``inputs`` (default 1): how many sets of random inputs.
+    ``seed`` seeds the random inputs; ``rtol`` and ``atol`` the tolerance
+    ``|after - before| <= atol + rtol * |before|``; ``passes``: validate each
+    run of these passes as a whole (empty: every change, blamed on the
+    innermost pass that made it); ``inputs``: how many sets of random inputs.
+    The options' defaults are the manifest's (the registry gives every
+    declared option).
     """
 
     def __init__(
         self,
-        seed: int = 0,
-        rtol: float = 1e-5,
-        atol: float = 1e-6,
-        passes: Any = None,
-        inputs: int = 1,
+        *,
+        seed: int,
+        rtol: float,
+        atol: float,
+        passes: Any,
+        inputs: int,
     ) -> None:
         self._seed = count(_NAME, "seed", seed)
         self._rtol = _tolerance("rtol", rtol)

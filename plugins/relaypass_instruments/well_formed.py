@@ -80,15 +80,16 @@ class IllFormedModuleError(RelayPassError):
 class WellFormedChecker(PassInstrument):
     """Raise :class:`IllFormedModuleError` as soon as a pass leaves the module ill formed.
 
-    ``check_types`` (default true): also compare types where InferType filled
-    them.  ``check_input`` (default true): check the module each pass is
-    given, not only the one it returns, so that an ill-formed input is
-    reported as such rather than blamed on the first pass to get it, and a
-    pass that runs other passes is blamed for what it hands them.  Either way
-    each function object is checked once.
+    ``check_types``: also compare types where InferType filled them.
+    ``check_input``: check the module each pass is given, not only the one it
+    returns, so that an ill-formed input is reported as such rather than
+    blamed on the first pass to get it, and a pass that runs other passes is
+    blamed for what it hands them.  Either way each function object is
+    checked once.  Both default to true in the manifest (the registry gives
+    every declared option).
     """
 
-    def __init__(self, check_types: bool = True, check_input: bool = True) -> None:
+    def __init__(self, *, check_types: bool, check_input: bool) -> None:
         self._check_types = flag("WellFormedChecker", "check_types", check_types)
         self._check_input = flag("WellFormedChecker", "check_input", check_input)
         # Verified functions (by identity) -> the global variables they refer to.

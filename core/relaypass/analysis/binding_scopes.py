@@ -17,6 +17,11 @@ post-order.  Lowest common ancestors are found with skew-binary jump pointers
 (each scope keeps one extra pointer), so a query costs O(log depth) even when
 100,000 nested lets make the scope tree that deep.
 
+Which children open a scope is what the node kinds declare
+(:mod:`relaypass.ir.fields`): the variables a node binds are in scope in all
+its children (a function's body, a let's value and body), and a branch is a
+scope of its own.
+
 Variables, globals and operators need a scope only in the rare
 ``let %y = %x``, so theirs is computed on demand from the scopes of their
 uses; a program without Ifs, lets or local functions has a single scope below
@@ -25,20 +30,7 @@ the root (:func:`flat_scopes`), which needs no calculation at all.
 
 from __future__ import annotations
 
-from relaypass.ir.expr import (
-    Call,
-    Expr,
-    Function,
-    GlobalVar,
-    If,
-    Let,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    Tuple,
-    TupleGetItem,
-    Var,
-)
+from relaypass.ir.expr import Expr, Function, GlobalVar, Var
 from relaypass.ir.op import Op
 
 __all__ = ["BindingScopes", "Scope", "binding_scopes", "flat_scopes", "lowest_common_ancestor"]
@@ -174,34 +166,12 @@ def _post_order(root: Expr) -> tuple[list[Expr], bool]:
         visited.add(node)
         push((node, True))
         t = type(node)
-        if t is Call:
-            kids: tuple = node.args
-            push((node.op, False))
-        elif t is Tuple:
-            kids = node.fields
-        elif t is TupleGetItem:
-            kids = (node.tuple_value,)
-        elif t is Let:
-            nested = True
-            kids = (node.var, node.value, node.body)
-        elif t is If:
-            nested = True
-            kids = (node.cond, node.true_branch, node.false_branch)
-        elif t is Function:
-            if _is_primitive(node):
-                continue
-            if node is not root:
-                nested = True
-            kids = (*node.params, node.body)
-        elif t is RefCreate:
-            kids = (node.value,)
-        elif t is RefRead:
-            kids = (node.ref,)
-        elif t is RefWrite:
-            kids = (node.ref, node.value)
-        else:
+        if t is Function and _is_primitive(node):
             continue
-        for kid in kids:
+        layout = t._layout_
+        if layout.scopes and not (t is Function and node is root):
+            nested = True
+        for kid in layout.children(node):
             if kid not in visited:
                 push((kid, False))
     return order, nested
@@ -256,42 +226,15 @@ def binding_scopes(root: Expr) -> BindingScopes:
 
     for node in reversed(order):
         t = type(node)
-        if t in _ATOMS:
+        if t in _ATOMS or t is Function and _is_primitive(node):
             continue
         s = scopes[node]
-        if t is Call:
-            use(node.op, s)
-            kids: tuple = node.args
-        elif t is Tuple:
-            kids = node.fields
-        elif t is TupleGetItem:
-            kids = (node.tuple_value,)
-        elif t is Let:
-            s = Scope(s)
-            children[node] = (s,)
-            kids = (node.var, node.value, node.body)
-        elif t is If:
-            then_scope = Scope(s)
-            else_scope = Scope(s)
-            children[node] = (then_scope, else_scope)
-            use(node.cond, s)
-            use(node.true_branch, then_scope)
-            use(node.false_branch, else_scope)
-            continue
-        elif t is Function:
-            if _is_primitive(node):
-                continue
-            s = Scope(s)
-            children[node] = (s,)
-            kids = (*node.params, node.body)
-        elif t is RefCreate:
-            kids = (node.value,)
-        elif t is RefRead:
-            kids = (node.ref,)
-        elif t is RefWrite:
-            kids = (node.ref, node.value)
-        else:
-            continue
-        for kid in kids:
+        layout = t._layout_
+        for kid in layout.outer(node):
             use(kid, s)
+        if layout.scopes:
+            inner = children[node] = tuple(Scope(s) for _ in layout.scopes)
+            for scope, kids_of in zip(inner, layout.scopes):
+                for kid in kids_of(node):
+                    use(kid, scope)
     return result

@@ -36,11 +36,6 @@ from relaypass.ir.expr import (
     Expr,
     Function,
     GlobalVar,
-    If,
-    Let,
-    RefCreate,
-    RefRead,
-    RefWrite,
     Tuple,
     TupleGetItem,
     Var,
@@ -192,31 +187,15 @@ def build_forward_graph(root: Expr) -> IndexedForwardGraph:
 
 
 def _children(node: Expr) -> tuple[Expr, ...]:
-    """The sub-expressions of ``node`` the walk descends into, in visiting order."""
+    """The sub-expressions of ``node`` the walk descends into, in visiting order.
+
+    Operators and global functions among them are no nodes of the graph:
+    the walk passes over them.
+    """
+    layout = getattr(type(node), "_layout_", None)
+    if layout is not None and isinstance(node, Expr):
+        return layout.children(node)
     t = type(node)
-    if t is Call:
-        op = node.op
-        if isinstance(op, _NOT_NODES):
-            return node.args
-        return (op, *node.args)
-    if t is Tuple:
-        return node.fields
-    if t is TupleGetItem:
-        return (node.tuple_value,)
-    if t is Let:
-        return (node.var, node.value, node.body)
-    if t is If:
-        return (node.cond, node.true_branch, node.false_branch)
-    if t is Function:
-        return (*node.params, node.body)
-    if t is RefCreate:
-        return (node.value,)
-    if t is RefRead:
-        return (node.ref,)
-    if t is RefWrite:
-        return (node.ref, node.value)
-    if t is Var or t is Constant:
-        return ()
     if isinstance(node, Expr):
         raise TypeError(f"the forward graph does not know the expression kind {t.__name__}")
     raise TypeError(f"expected a Relay expression, got {t.__name__}")

@@ -343,11 +343,10 @@ def _find(parent: list[int], i: int) -> int:
 
 
 def _operands(node: object) -> tuple:
+    """What a call or a tuple takes in (its arguments, its fields); nothing for other nodes."""
     t = type(node)
-    if t is Call:
-        return node.args  # type: ignore[attr-defined]
-    if t is Tuple:
-        return node.fields  # type: ignore[attr-defined]
+    if t is Call or t is Tuple:
+        return t._layout_.operands(node)  # type: ignore[attr-defined]
     return ()
 
 

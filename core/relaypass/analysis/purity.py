@@ -47,7 +47,6 @@ from relaypass.ir.expr import (
     Let,
     RefCreate,
     RefRead,
-    RefWrite,
     Tuple,
     TupleGetItem,
     Var,
@@ -253,14 +252,6 @@ class _Run:
                 else:
                     # The common case in A-normal form: every operand is already known.
                     memo[node] = self._combine(node, of)
-            elif t is Tuple:
-                push((_EXIT, node))
-                for f in node.fields:
-                    if f not in memo:
-                        push(f)
-            elif t is TupleGetItem:
-                push((_EXIT, node))
-                push(node.tuple_value)
             elif t is Let:
                 var = node.var
                 # A recursive closure may mention itself: assume the best until shown otherwise.
@@ -268,32 +259,22 @@ class _Run:
                 self.assumed.add(var)
                 push((_LET_VALUE, node, len(memo)))
                 push(node.value)
-            elif t is Function:
-                for param in node.params:
-                    bits = _type_bits(param.type_annotation)
-                    # Parameters of function type are assumed call-impure (Relay's rule B).
-                    var_state[param] = _EVAL | bits | (_CALL if bits & _DATA else 0)
-                push((_EXIT, node))
-                push(node.body)
-            elif t is If:
-                push((_EXIT, node))
-                push(node.cond)
-                push(node.true_branch)
-                push(node.false_branch)
-            elif t is RefCreate:
-                push((_EXIT, node))
-                push(node.value)
-            elif t is RefRead:
-                push((_EXIT, node))
-                push(node.ref)
-            elif t is RefWrite:
-                push((_EXIT, node))
-                push(node.ref)
-                push(node.value)
-            elif t is Var or t is Constant or t is GlobalVar or isinstance(node, Op):
+            elif t in _LEAVES or isinstance(node, Op):
                 continue
             else:
-                raise TypeError(f"purity analysis: unexpected expression {t.__name__}")
+                layout = getattr(t, "_layout_", None)
+                if layout is None:
+                    raise TypeError(f"purity analysis: unexpected expression {t.__name__}")
+                if t is Function:
+                    for param in node.params:
+                        bits = _type_bits(param.type_annotation)
+                        # Parameters of function type are assumed call-impure (Relay's rule B).
+                        var_state[param] = _EVAL | bits | (_CALL if bits & _DATA else 0)
+                # The children (not the variables a node binds) are combined on exit.
+                push((_EXIT, node))
+                for kid in layout.subterms(node):
+                    if kid not in memo:
+                        push(kid)
         return of(root)
 
     def _combine(self, node: Expr, of) -> int:

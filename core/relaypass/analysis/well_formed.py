@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..ir.expr import Expr, Function, Let, Var, children
+from ..ir.expr import Expr, Var, children
 from ..ir.traversal import post_order
 
 
@@ -16,8 +16,7 @@ def ill_formed_reason(expr: Expr) -> str | None:
     """
     bound_anywhere: set[Var] = set()
     for node in post_order(expr):
-        binders = node.params if isinstance(node, Function) else (node.var,) if isinstance(node, Let) else ()
-        for v in binders:
+        for v in type(node)._layout_.bound_vars(node):
             if v in bound_anywhere:
                 return f"variable %{v.name_hint} is bound more than once"
             bound_anywhere.add(v)
@@ -40,12 +39,9 @@ def ill_formed_reason(expr: Expr) -> str | None:
         if node in seen:
             continue
         seen.add(node)  # type: ignore[arg-type]
-        if isinstance(node, Function):
-            binders = node.params
-        elif isinstance(node, Let):
-            binders = (node.var,)
-        else:
-            binders = ()
+        # The variables a node binds (a function's parameters, a let's variable)
+        # are in scope in all its children.
+        binders = type(node)._layout_.bound_vars(node)
         if binders:
             in_scope.update(binders)
             stack.append((_EXIT, binders))

@@ -135,9 +135,6 @@ def tuple_source(selected: Sequence[Field], node: str = "n") -> str:
     ) + ",)"
 
 
-_getter_source = tuple_source
-
-
 def compile_source(source: str, namespace: dict[str, Any], filename: str) -> dict[str, Any]:
     """Run generated ``source`` in ``namespace`` (returned); tracebacks show the generated lines."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -210,6 +207,9 @@ class Layout:
     ``operands(n)``
         the children that flow into the node: neither the callee nor the
         variables it binds (a call's arguments, a tuple's fields).
+    ``evaluated(n)``
+        the children in evaluation order: as ``children``, but the callee
+        after the others (Relay evaluates a call's arguments first).
     ``subterms(n)``
         the children other than the variables the node binds (what structural
         comparison walks into once the binders are matched).
@@ -220,6 +220,10 @@ class Layout:
         a tuple of what identifies the node besides its children, types and
         tensors: its compared data and attrs, and the length of each sequence
         of children.  Equal keys are necessary for structural equality.
+    ``check_fields``
+        what structural equality checks of the node itself: the length of
+        each sequence of children and every compared field that is neither a
+        child nor a binder.
     ``bound_vars(n)`` / ``bound_type_vars(n)``
         the variables and type variables the node binds.
     ``outer(n)`` / ``scopes``
@@ -229,9 +233,9 @@ class Layout:
     """
 
     __slots__ = (
-        "cls", "fields", "names", "lang", "child_fields", "child_names", "binds",
+        "cls", "fields", "names", "lang", "child_fields", "binds",
         "var_fields", "type_var_fields", "type_fields", "tensor_fields", "check_fields",
-        "subterm_fields", "leaf", "children", "operands", "subterms", "rebuild", "key",
+        "subterm_fields", "leaf", "children", "evaluated", "operands", "subterms", "rebuild", "key",
         "bound_vars", "bound_type_vars", "outer", "scopes", "tag", "source",
     )
 
@@ -242,7 +246,6 @@ class Layout:
         self.lang = lang
         child = tuple(f for f in declared if f.kind.lang is not None and f.kind.lang == lang)
         self.child_fields = child
-        self.child_names = tuple(f.name for f in child)
         self.var_fields = tuple(f for f in declared if f.kind.binds and f.kind.lang == "expr")
         self.type_var_fields = tuple(f for f in declared if f.kind.binds and f.kind.lang == "type")
         self.binds = bool(self.var_fields or self.type_var_fields)
@@ -251,12 +254,13 @@ class Layout:
             f for f in declared if f.kind.lang == "type" and not f.kind.binds and f not in child
         )
         self.tensor_fields = tuple(f for f in declared if f.kind is TENSOR)
-        # Compared immediately by structural equality, in declaration order.
+        # What structural equality checks of the node itself, in declaration order:
+        # the length of each sequence of children, and every compared field that is
+        # neither a child nor a binder (data, attrs, tensors, an expression's types).
         self.check_fields = tuple(
             f for f in declared
-            if (f in child and f.kind.seq and not f.kind.binds)
-            or f.kind in (DATA, ATTRS, TENSOR)
-            or f in self.type_fields
+            if (f.kind.seq and f in child or f not in child and f.kind.compare)
+            and not f.kind.binds
         )
         binder_scope = tuple(f for f in child if not f.kind.branch) if self.binds else ()
         branches = tuple(f for f in child if f.kind.branch)
@@ -266,17 +270,20 @@ class Layout:
         self.leaf = not child
 
         sources = {
-            "children": _getter_source(child),
-            "operands": _getter_source(operands),
-            "subterms": _getter_source(self.subterm_fields),
+            "children": tuple_source(child),
+            "operands": tuple_source(operands),
+            "evaluated": tuple_source(
+                tuple(f for f in child if not f.kind.callee) + tuple(f for f in child if f.kind.callee)
+            ),
+            "subterms": tuple_source(self.subterm_fields),
             "rebuild": _rebuild_source(declared, child),
             "key": _key_source(declared, child),
-            "bound_vars": _getter_source(self.var_fields),
-            "bound_type_vars": _getter_source(self.type_var_fields),
-            "outer": _getter_source(outer),
+            "bound_vars": tuple_source(self.var_fields),
+            "bound_type_vars": tuple_source(self.type_var_fields),
+            "outer": tuple_source(outer),
         }
-        scope_sources = [_getter_source(binder_scope)] if binder_scope else []
-        scope_sources += [_getter_source((f,)) for f in branches]
+        scope_sources = [tuple_source(binder_scope)] if binder_scope else []
+        scope_sources += [tuple_source((f,)) for f in branches]
         lines = []
         for name, expr in sources.items():
             params = "n, k" if name == "rebuild" else "n"
@@ -289,6 +296,7 @@ class Layout:
         )
         self.children = namespace["children"]
         self.operands = namespace["operands"]
+        self.evaluated = namespace["evaluated"]
         self.subterms = namespace["subterms"]
         self.rebuild = namespace["rebuild"]
         self.key = namespace["key"]
@@ -299,14 +307,15 @@ class Layout:
         # Keeps kinds apart in structural hashes (stable within a process, as str hashes are).
         self.tag = hash(("relaypass node", cls.__module__, cls.__qualname__))
 
-    def labels(self, node: object) -> list[str]:
-        """Where each of ``subterms(node)`` sits, as path labels: ``.op``, ``.args[0]``..."""
-        out = []
-        for f in self.subterm_fields:
+    def labelled(self, node: object) -> list[tuple[str, Any]]:
+        """Each child with where it sits: ``("op", ...)``, ``("args[0]", ...)``..."""
+        out: list[tuple[str, Any]] = []
+        for f in self.child_fields:
+            value = getattr(node, f.name)
             if f.kind.seq:
-                out.extend(f".{f.name}[{i}]" for i in range(len(getattr(node, f.name))))
+                out.extend((f"{f.name}[{i}]", kid) for i, kid in enumerate(value))
             else:
-                out.append(f".{f.name}")
+                out.append((f.name, value))
         return out
 
     def __repr__(self) -> str:
@@ -330,13 +339,40 @@ def children(node: object) -> tuple:
     return layout.children(node)
 
 
-def rebuild(node: object, kids: Sequence[Any]) -> Any:
+def rebuild(node: object, kids: Sequence[Any], **changes: Any) -> Any:
     """A new node of ``node``'s kind over children ``kids``, every other field kept.
 
-    ``kids`` lines up with ``children(node)``.  The new node has no
+    ``kids`` lines up with ``children(node)``; ``changes`` replace other fields
+    by name (``rebuild(func, kids, ret_type=t)``).  The new node has no
     ``checked_type``: a node over new children may have another type.
     """
-    return layout_of(node).rebuild(node, kids)
+    layout = layout_of(node)
+    if not changes:
+        return layout.rebuild(node, kids)
+    values = {name: getattr(node, name) for name in layout.names}
+    child = layout.child_fields
+    seqs = [f for f in child if f.kind.seq]
+    # As the compiled rebuild: a lone sequence takes what the single children leave.
+    lone = len(kids) - (len(child) - len(seqs)) if len(seqs) == 1 else None
+    expected = len(layout.children(node)) if lone is None else len(kids)
+    if len(kids) != expected or lone is not None and lone < 0:
+        raise ValueError(f"{type(node).__name__} has {expected} children, got {len(kids)}")
+    i = 0
+    for f in child:
+        if f.kind.seq:
+            n = lone if lone is not None else len(values[f.name])
+            values[f.name] = tuple(kids[i:i + n])
+            i += n
+        else:
+            values[f.name] = kids[i]
+            i += 1
+    for name, value in changes.items():
+        if name not in values:
+            raise TypeError(
+                f"{type(node).__name__} has no field {name!r}; its fields: {', '.join(layout.names)}"
+            )
+        values[name] = value
+    return layout.cls(*values.values())
 
 
 def with_children(node: Any, kids: Sequence[Any]) -> Any:

@@ -373,7 +373,6 @@ class _Comparer:
         self.reset()
 
 
-
 def _equal_source(layout: Layout) -> str:
     """The comparison of two nodes of ``layout``'s kind, as Python source, by the rules per field kind.
 
@@ -447,21 +446,26 @@ _EQUAL_RULE = {
 """How each kind of own field is compared, as a line of the generated comparison."""
 
 _CLOSED: set[type] = set()
-"""Kinds that hold no variables (no children, no types): an identical node is always equal."""
+"""Expression kinds that hold no variables (no children, no types): an identical node is always equal."""
 
 
 def _equal_function(layout: Layout | None) -> Callable[..., None] | None:
     """The generated comparison of one kind (None for what is not a declared kind)."""
     if layout is None:
         return None
-    if layout.leaf and not layout.binds and not layout.type_fields:
-        _CLOSED.add(layout.cls)
     namespace = {"layout": layout, "_EXIT": _EXIT}
     name = f"<structural equality of {layout.cls.__module__}.{layout.cls.__qualname__}>"
     return compile_source(_equal_source(layout), namespace, name)["equal"]
 
 
-_EXPR_EQUAL = _PerKind(lambda cls: _equal_function(_layout_in(cls, Expr)))
+def _expr_equal(cls: type) -> Callable[..., None] | None:
+    layout = _layout_in(cls, Expr)
+    if layout is not None and layout.leaf and not layout.type_fields:
+        _CLOSED.add(cls)
+    return _equal_function(layout)
+
+
+_EXPR_EQUAL = _PerKind(_expr_equal)
 _TYPE_EQUAL = _PerKind(lambda cls: _equal_function(_layout_in(cls, Type)))
 
 

@@ -6,14 +6,15 @@ and :mod:`relaypass.analysis` re-export them.
 
 All of them walk the program with an explicit stack, so they take any depth.
 Orders follow Relay: variables are listed in post-DFS order of first
-appearance, children left to right.
+appearance, children left to right.  Which fields bind variables and which
+hold types is what the node kinds declare (:mod:`relaypass.ir.fields`).
 """
 
 from __future__ import annotations
 
-from .expr import Expr, Function, Let, Var
+from .expr import Expr, Var
 from .traversal import post_order
-from .types import FuncType, RefType, TupleType, Type, TypeVar
+from .types import Type, TypeVar
 
 
 def bound_vars(expr: Expr) -> list[Var]:
@@ -21,13 +22,7 @@ def bound_vars(expr: Expr) -> list[Var]:
     out: list[Var] = []
     seen: set[Var] = set()
     for node in post_order(expr):
-        if isinstance(node, Function):
-            binders: tuple[Var, ...] = node.params
-        elif isinstance(node, Let):
-            binders = (node.var,)
-        else:
-            continue
-        for v in binders:
+        for v in type(node)._layout_.bound_vars(node):
             if v not in seen:
                 seen.add(v)
                 out.append(v)
@@ -46,21 +41,33 @@ def free_vars(expr: Expr) -> list[Var]:
 
 
 def _type_vars_of(ty: Type | None, bound: set[TypeVar], out: list[TypeVar], seen: set[TypeVar]) -> None:
+    """Append the type variables ``ty`` uses that neither ``bound`` nor a binder inside it binds."""
     stack: list[tuple[Type, frozenset[TypeVar]]] = [(ty, frozenset(bound))] if ty is not None else []
     while stack:
         t, scope = stack.pop()
+        if t is None:
+            continue
         if isinstance(t, TypeVar):
             if t not in scope and t not in seen:
                 seen.add(t)
                 out.append(t)
-        elif isinstance(t, FuncType):
-            inner = scope | set(t.type_params)
-            stack.append((t.ret_type, inner))
-            stack.extend((a, inner) for a in reversed(t.arg_types))
-        elif isinstance(t, TupleType):
-            stack.extend((f, scope) for f in reversed(t.fields))
-        elif isinstance(t, RefType):
-            stack.append((t.value, scope))
+            continue
+        layout = type(t)._layout_
+        binders = layout.bound_type_vars(t)
+        inner = scope | set(binders) if binders else scope
+        stack.extend((k, inner) for k in reversed(layout.subterms(t)))
+
+
+def _types_held(node: Expr) -> list[Type]:
+    """The types an expression holds in its own fields: annotations, return types, type arguments."""
+    out: list[Type] = []
+    for f in type(node)._layout_.type_fields:
+        value = getattr(node, f.name)
+        if f.kind.seq:
+            out.extend(value)
+        elif value is not None:
+            out.append(value)
+    return out
 
 
 def free_type_vars(expr_or_type: Expr | Type) -> list[TypeVar]:
@@ -73,13 +80,10 @@ def free_type_vars(expr_or_type: Expr | Type) -> list[TypeVar]:
     bound: set[TypeVar] = set()
     nodes = post_order(expr_or_type)
     for node in nodes:
-        if isinstance(node, Function):
-            bound.update(node.type_params)
+        bound.update(type(node)._layout_.bound_type_vars(node))
     for node in nodes:
-        if isinstance(node, Var):
-            _type_vars_of(node.type_annotation, bound, out, seen)
-        elif isinstance(node, Function):
-            _type_vars_of(node.ret_type, bound, out, seen)
+        for ty in _types_held(node):
+            _type_vars_of(ty, bound, out, seen)
     return out
 
 
@@ -87,8 +91,7 @@ def bound_type_vars(expr: Expr) -> list[TypeVar]:
     """Type variables bound by the type parameters of functions in ``expr``."""
     out: list[TypeVar] = []
     for node in post_order(expr):
-        if isinstance(node, Function):
-            out.extend(tp for tp in node.type_params if tp not in out)
+        out.extend(tp for tp in type(node)._layout_.bound_type_vars(node) if tp not in out)
     return out
 
 

@@ -32,6 +32,7 @@ _LAZY = {
     "DuplicatePassError": "relaypass.transform.errors",
     "MissingDependencyError": "relaypass.transform.errors",
     "DependencyCycleError": "relaypass.transform.errors",
+    "RoleConflictError": "relaypass.transform.errors",
     "PassNotFoundError": "relaypass.transform.errors",
     "OptionError": "relaypass.transform.errors",
 }

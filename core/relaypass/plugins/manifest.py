@@ -12,7 +12,11 @@ the full reference)::
     opt_level = 2
     required = ["InferType"]         # optional: run these first
     preserves = ["InferType"]        # optional: effects this pass keeps ("*": all)
-    factory = "my_pkg.fold:FoldConstant"   # callable(**options) -> Pass
+    factory = "my_pkg.fold:_fold"    # callable(**options) -> the transformation, made
+                                     # into the pass declared here: (func, mod, ctx)
+                                     # -> Function for kind "function", (mod, ctx) ->
+                                     # IRModule for "module"; or -> a Pass, checked
+                                     # against this entry ("sequential": a Sequential)
     help = "one line for listings"   # optional
     role = "type-inference"          # optional: a role of PASS_ROLES (below)
 
@@ -25,7 +29,8 @@ the full reference)::
     [[pass.option]]                  # optional: keyword options of the factory
     name = "fold_qnn"
     type = "bool"
-    default = false                  # no default: the option must be given
+    default = false                  # given to the factory when the option is not;
+                                     # no default: the option must be given
 
     [[instrument]]
     name = "MyTimer"

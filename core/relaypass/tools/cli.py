@@ -783,6 +783,14 @@ def _cmd_print(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- port ----------------------------------------------------------------------------------
+def _cmd_port(args: argparse.Namespace) -> int:
+    from .port import run_port
+
+    problems = run_port(args.files, write=args.write, out=sys.stdout, err=_err)
+    return EXIT_CHECK_FAILED if args.check and problems else EXIT_OK
+
+
 # --- the parser ----------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """Usage errors become one line and exit status 2, like every other input error."""
@@ -938,6 +946,21 @@ def build_parser() -> argparse.ArgumentParser:
                                          "and print it as Relay text.")
     p_print.add_argument("model", metavar="MODEL", help="a Relay text file, or .onnx")
     p_print.set_defaults(func=_cmd_print)
+
+    p_port = sub.add_parser("port", parents=[common],
+                            help="port TVM Relay pass files: rewrite their tvm imports",
+                            description="Rewrite the tvm imports of Python files to relaypass "
+                                        "(nothing else changes) and list every name they use "
+                                        "that relaypass does not provide. Prints a unified "
+                                        "diff unless --write. The files are parsed, never run.")
+    p_port.add_argument("files", nargs="+", metavar="FILE", help="a Python file (repeatable)")
+    port_mode = p_port.add_mutually_exclusive_group()
+    port_mode.add_argument("--write", action="store_true",
+                           help="rewrite the files in place instead of printing the diff")
+    port_mode.add_argument("--check", action="store_true",
+                           help="exit 1 if a file would change or uses a name relaypass "
+                                "does not provide")
+    p_port.set_defaults(func=_cmd_port)
     return parser
 
 

@@ -9,7 +9,9 @@ code is imported by :func:`get_pass` (or a pipeline, or a dependency run)
 through its factory, the first time it is built.  The declaration is the
 one place a pass's info (name, opt_level, required) and preserves are
 written: a factory returning the bare transformation gets a pass made from
-it, and a factory returning a whole pass is checked against it.
+it, and a factory returning a whole pass is checked against it.  It is also
+the one place option defaults are written: a factory is called with every
+declared option, the declared default standing for each one not given.
 
 Failures stay contained: a bad manifest, two plugins declaring one name or a
 plugin hook that raised are recorded and reported where the affected name is
@@ -334,7 +336,9 @@ class Registry:
     def build_pass(self, name: str, options: Mapping[str, Any], *, check_types: bool = False) -> Pass:
         """Build pass ``name`` with ``options`` through its factory, importing its code if needed.
 
-        The factory returns the pass's transformation (``(func, mod, ctx) -> func``
+        The factory is called with every declared option: those given, and the
+        declared default of each one not given (see :func:`with_defaults`).
+        It returns the pass's transformation (``(func, mod, ctx) -> func``
         for a function pass, ``(mod, ctx) -> mod`` for a module pass), which is
         wrapped into a pass whose info comes from the declaration, or a whole
         Pass, which must agree with the declaration.  Either way ``preserves``
@@ -342,7 +346,7 @@ class Registry:
         """
         spec = self.pass_spec(name)
         self.spec_plan(spec)  # dependency problems surface before any import
-        opts = check_options(spec, "pass", options, check_types=check_types)
+        opts = with_defaults(spec, check_options(spec, "pass", options, check_types=check_types))
         building = _building_now()
         if name in building:
             raise self._report(PluginBuildError(
@@ -379,8 +383,10 @@ class Registry:
 
     def build_instrument(self, name: str, options: Mapping[str, Any], *,
                          check_types: bool = False) -> PassInstrument:
+        """Build instrument ``name``: its factory gets ``options`` and the other declared defaults."""
         spec = self.instrument_spec(name)
-        opts = check_options(spec, "instrument", options, check_types=check_types)
+        opts = with_defaults(spec, check_options(spec, "instrument", options,
+                                                 check_types=check_types))
         pi = self._call_factory(spec, opts)
         if not isinstance(pi, PassInstrument):
             raise self._report(PluginBuildError(
@@ -631,6 +637,25 @@ def check_options(spec: Any, what: str, options: Mapping[str, Any], *,
     return out
 
 
+def with_defaults(spec: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` (already checked) plus the declared default of each declared option not given.
+
+    The declaration is the one place an option's default is written: a factory
+    is called with every declared option, so its signature needs no defaults
+    (an option declared without a default is required, and ``check_options``
+    made sure it was given).  List defaults are given as fresh lists, as list
+    values from pipeline files are.  Options of a spec that declares none
+    (``options`` None: an in-process factory's keywords, passed through
+    unchecked) are left as they are: the factory applies its own defaults.
+    """
+    out = dict(options)
+    for option in spec.options or ():
+        if option.name not in out and not option.required:
+            default = option.default
+            out[option.name] = list(default) if isinstance(default, (tuple, list)) else default
+    return out
+
+
 # --- the process-wide registry and the public functions --------------------------------
 _REGISTRY = Registry()
 lookup.install(_REGISTRY)
@@ -720,9 +745,11 @@ def register_pass(
     the pass's transformation (then ``name`` and ``opt_level`` are needed,
     ``kind`` defaults to "module").  ``config`` declares PassContext
     keys as ``ConfigKey``, mappings or ``(name, type, default, help)`` tuples;
-    ``options`` declares factory options the same way (undeclared options of
-    a factory are passed through unchecked).  ``role``: one of
-    :data:`~relaypass.transform.specs.PASS_ROLES` (``role = ...`` of a manifest).
+    ``options`` declares factory options the same way (the factory then gets
+    every declared option, the declared default for each one not given;
+    without ``options``, the keywords given are passed through unchecked).
+    ``role``: one of :data:`~relaypass.transform.specs.PASS_ROLES` (``role =
+    ...`` of a manifest).
     A name already registered is an error unless ``override=True``, which
     also lets the pass take its role from an installed plugin's pass.
     """

@@ -1,7 +1,11 @@
 """OpCounter, built by name from the installed manifest as pipelines build it."""
 
+from inspect import signature
+
 from relaypass import parse
-from relaypass.transform import PassContext, Sequential, get_instrument, get_pass
+from relaypass.transform import PassContext, Sequential, get_instrument, get_pass, list_instruments
+
+from relaypass_example.op_counter import OpCounter
 
 BEFORE = parse('''#[version = "0.0.5"]
 def @main(%x: Tensor[(2, 3), float32]) {
@@ -34,3 +38,10 @@ def test_nested_passes_and_the_label_option(capsys):
     # The Sequential is reported first, with its members inside it.
     assert [r.name for r in counter.records] == ["sequential", "InferType", "RemoveIdentities"]
     assert capsys.readouterr().out.startswith("ops: 3 passes\n")
+
+
+def test_the_label_default_is_written_in_the_manifest_only():
+    [spec] = [s for s in list_instruments() if s.name == "OpCounter"]
+    parameters = signature(OpCounter).parameters.values()
+    assert {p.name for p in parameters} == {o.name for o in spec.options}
+    assert all(p.default is p.empty for p in parameters)

@@ -14,7 +14,11 @@ from relaypass import assert_structural_equal, parse, relay
 from relaypass.testing import OpUse, check_pass
 from relaypass.transform import PassContext, get_pass, list_passes, plugin_errors
 
-from relaypass_example.remove_identities import SIGNED_ZEROS, RemoveIdentities
+from relaypass_example.remove_identities import (
+    SIGNED_ZEROS,
+    RemoveIdentities,
+    _remove_identities_factory,
+)
 
 X = "%x: Tensor[(2, 3), float32]"
 
@@ -124,12 +128,17 @@ def test_check_pass_with_signed_zeros():
 
 # --- the manifest entry -------------------------------------------------------------------
 
-def test_the_manifest_is_installed_and_agrees_with_the_code():
+def test_the_manifest_is_installed_and_is_the_only_declaration():
     [spec] = [s for s in list_passes() if s.name == "RemoveIdentities"]
     assert spec.distribution == "relaypass-example-plugin"
     assert not plugin_errors()
-    # get_pass checks that the pass built has the manifest's name, kind, opt_level and
-    # required list; the options' defaults are written in both places too.
-    get_pass("RemoveIdentities")
-    defaults = {p.name: p.default for p in signature(RemoveIdentities).parameters.values()}
-    assert {o.name: o.default for o in spec.options} == defaults
+    # The exported constructor, relay.transform's and get_pass all build the pass the
+    # manifest entry describes: name, opt_level and required are written there only.
+    for p in (RemoveIdentities(), relay.transform.RemoveIdentities(), get_pass("RemoveIdentities")):
+        assert (p.info.name, p.info.opt_level, set(p.info.required)) == (
+            spec.name, spec.opt_level, set(spec.required))
+    # So are the options' defaults: the factory takes every declared option, without
+    # defaults, and the registry gives it the manifest's default of each one not given.
+    parameters = signature(_remove_identities_factory).parameters.values()
+    assert {p.name for p in parameters} == {o.name for o in spec.options}
+    assert all(p.default is p.empty for p in parameters)

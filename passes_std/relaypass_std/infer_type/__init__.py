@@ -66,6 +66,7 @@ from relaypass.ir.expr import (
     Var,
     set_checked_type,
 )
+from relaypass.ir.fields import rebuild
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.summary import type_text
@@ -360,7 +361,7 @@ class _Inference:
                 stack.pop()
                 ty[node] = ty[body]
             else:
-                kids = _KIDS[t](node) if t in _KIDS else _unknown_node(node)
+                kids = t._layout_.children(node) if t in _RULES else _unknown_node(node)
                 pending = False
                 for kid in reversed(kids):
                     if kid not in ty:
@@ -381,14 +382,11 @@ class _Inference:
             t = stack.pop()
             if isinstance(t, TypeVar):
                 self.tvar_uses.append((t, node))
-            elif type(t) is TupleType:
-                stack.extend(t.fields)
-            elif type(t) is FuncType:
-                stack.extend(t.arg_types)
-                stack.append(t.ret_type)
-                self.tvars_bound.update(t.type_params)
-            elif type(t) is RefType:
-                stack.append(t.value)
+            else:
+                # Its component types; the type parameters it binds are no uses.
+                layout = type(t)._layout_
+                stack.extend(layout.subterms(t))
+                self.tvars_bound.update(layout.bound_type_vars(t))
 
     def _op_call(self, call: Call, op: Op) -> Type:
         rel = self.relations.get(op)
@@ -622,56 +620,30 @@ class _Inference:
                 typ = resolve(typ)
                 if type(typ) is not TensorType and free_var(typ) is not None:
                     self._require_known(typ, node, _describe(node))
+            if t is GlobalVar:
+                memo[node] = new_gvars[node.name_hint]
+                continue
+            # Every child was rebuilt before its parent; operators stay as they are.
+            kids = [k if type(k) is Op else memo[k] for k in t._layout_.children(node)]
+            changes: dict[str, _AnyT] = {}
             if t is Call:
-                op = node.op
-                args = [memo[a] for a in node.args]
-                if type(op) is Op:
-                    new: Expr = Call(op, args, node.attrs, node.type_args, node.span)
-                else:
-                    inst = instances.get(node)
-                    if inst is None:
-                        type_args = node.type_args
-                    else:
-                        type_args = [resolve(x) for x in inst]
-                        for i, arg in enumerate(type_args):
-                            self._require_known(arg, node, f"type argument {i} of this call")
-                    new = Call(memo[op], args, node.attrs, type_args, node.span)
+                inst = instances.get(node)
+                if inst is not None and type(node.op) is not Op:
+                    type_args = [resolve(x) for x in inst]
+                    for i, arg in enumerate(type_args):
+                        self._require_known(arg, node, f"type argument {i} of this call")
+                    changes["type_args"] = type_args
             elif t is Var:
                 ann = node.type_annotation
                 if ann is None or (type(ann) is not TensorType and _has_incomplete(ann)):
-                    ann = typ
-                new = Var(node.name_hint, ann, node.span)
-            elif t is Let:
-                new = Let(memo[node.var], memo[node.value], memo[node.body], node.span)
-            elif t is Constant:
-                new = Constant(node.data, node.span)
-            elif t is GlobalVar:
-                memo[node] = new_gvars[node.name_hint]
-                continue
-            elif t is Tuple:
-                new = Tuple([memo[f] for f in node.fields], node.span)
-            elif t is TupleGetItem:
-                new = TupleGetItem(memo[node.tuple_value], node.index, node.span)
+                    changes["type_annotation"] = typ
             elif t is Function:
                 ret_type = node.ret_type
                 if ret_type is None or (
                     type(ret_type) is not TensorType and _has_incomplete(ret_type)
                 ):
-                    ret_type = typ.ret_type
-                new = Function(
-                    [memo[p] for p in node.params], memo[node.body], ret_type,
-                    node.type_params, node.attrs, node.span,
-                )
-            elif t is If:
-                new = If(
-                    memo[node.cond], memo[node.true_branch], memo[node.false_branch], node.span
-                )
-            elif t is RefCreate:
-                new = RefCreate(memo[node.value], node.span)
-            elif t is RefRead:
-                new = RefRead(memo[node.ref], node.span)
-            else:  # RefWrite
-                new = RefWrite(memo[node.ref], memo[node.value], node.span)
+                    changes["ret_type"] = typ.ret_type
+            new = rebuild(node, kids, **changes)
             set_checked_type(new, typ)
             memo[node] = new
 
@@ -754,13 +726,7 @@ def _has_incomplete(ty: Type) -> bool:
         t = stack.pop()
         if type(t) is IncompleteType:
             return True
-        if type(t) is TupleType:
-            stack.extend(t.fields)
-        elif type(t) is FuncType:
-            stack.extend(t.arg_types)
-            stack.append(t.ret_type)
-        elif type(t) is RefType:
-            stack.append(t.value)
+        stack.extend(type(t)._layout_.subterms(t))  # its component types
     return False
 
 
@@ -769,18 +735,6 @@ def _describe(node: Expr) -> str:
         return f"%{node.name_hint}"
     return f"this {type(node).__name__}"
 
-
-_KIDS = {
-    GlobalVar: lambda e: (),
-    Constant: lambda e: (),
-    Tuple: lambda e: e.fields,
-    TupleGetItem: lambda e: (e.tuple_value,),
-    Function: lambda e: (*e.params, e.body),
-    If: lambda e: (e.cond, e.true_branch, e.false_branch),
-    RefCreate: lambda e: (e.value,),
-    RefRead: lambda e: (e.ref,),
-    RefWrite: lambda e: (e.ref, e.value),
-}
 
 _RULES = {
     GlobalVar: _Inference._global_var,

@@ -12,16 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from relaypass.ir.expr import (
-    Call,
     Expr,
-    Function,
-    If,
     Let,
-    RefCreate,
-    RefRead,
-    RefWrite,
-    Tuple,
-    TupleGetItem,
 )
 from relaypass.ir.summary import short_text
 
@@ -39,35 +31,9 @@ def expr_text(expr: Expr) -> str:
 
 def labeled_children(node: Expr) -> Iterable[tuple[str, Expr]]:
     """The sub-expressions of ``node`` with the field path that reaches each."""
-    t = type(node)
-    if t is Call:
-        yield "op", node.op
-        for i, a in enumerate(node.args):
-            yield f"args[{i}]", a
-    elif t is Tuple:
-        for i, f in enumerate(node.fields):
-            yield f"fields[{i}]", f
-    elif t is TupleGetItem:
-        yield "tuple_value", node.tuple_value
-    elif t is Function:
-        for i, p in enumerate(node.params):
-            yield f"params[{i}]", p
-        yield "body", node.body
-    elif t is Let:
-        yield "var", node.var
-        yield "value", node.value
-        yield "body", node.body
-    elif t is If:
-        yield "cond", node.cond
-        yield "true_branch", node.true_branch
-        yield "false_branch", node.false_branch
-    elif t is RefCreate:
-        yield "value", node.value
-    elif t is RefRead:
-        yield "ref", node.ref
-    elif t is RefWrite:
-        yield "ref", node.ref
-        yield "value", node.value
+    layout = getattr(type(node), "_layout_", None)
+    if layout is not None:
+        yield from layout.labelled(node)
 
 
 def locate(target: Expr, roots: Iterable[tuple[str, Expr]]) -> str:

@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 from relaypass.errors import RelayPassError, TypeInferenceError
+from relaypass.ir.fields import with_children
 from relaypass.ir.summary import type_text
 from relaypass.ir.types import (
     Any,
@@ -156,21 +157,11 @@ class TypeSolver:
                 # Cache the substitution: later lookups of this class are O(1).
                 self._parent[root] = resolved
             return resolved
-        if t is TupleType:
-            fields = [self.resolve(f) for f in ty.fields]
-            if all(a is b for a, b in zip(fields, ty.fields)):
-                return ty
-            return TupleType(fields, ty.span)
-        if t is FuncType:
-            args = [self.resolve(a) for a in ty.arg_types]
-            ret = self.resolve(ty.ret_type)
-            if ret is ty.ret_type and all(a is b for a, b in zip(args, ty.arg_types)):
-                return ty
-            return FuncType(args, ret, ty.type_params, ty.type_constraints, ty.span)
-        if t is RefType:
-            value = self.resolve(ty.value)
-            return ty if value is ty.value else RefType(value, ty.span)
-        return ty
+        # Any other type: over its resolved component types (itself if none changed).
+        kids = t._layout_.children(ty)
+        if not kids:
+            return ty
+        return with_children(ty, [self.resolve(k) for k in kids])
 
     def free_var(self, ty: Type) -> IncompleteType | None:
         """A variable of ``ty`` that is still unknown, or None when ``ty`` is fully known."""
@@ -186,13 +177,8 @@ class TypeSolver:
                 if bound is None:
                     return root
                 stack.append(bound)
-            elif k is TupleType:
-                stack.extend(t.fields)
-            elif k is FuncType:
-                stack.extend(t.arg_types)
-                stack.append(t.ret_type)
-            elif k is RefType:
-                stack.append(t.value)
+            else:
+                stack.extend(k._layout_.subterms(t))  # its component types
         return None
 
     # --- unification --------------------------------------------------------
@@ -360,13 +346,8 @@ class TypeSolver:
                 bound = self._parent.get(root)
                 if bound is not None:
                     stack.append(bound)
-            elif k is TupleType:
-                stack.extend(t.fields)
-            elif k is FuncType:
-                stack.extend(t.arg_types)
-                stack.append(t.ret_type)
-            elif k is RefType:
-                stack.append(t.value)
+            else:
+                stack.extend(k._layout_.subterms(t))  # its component types
 
     # --- relations ----------------------------------------------------------
     def add_relation(
@@ -444,26 +425,15 @@ class TypeSolver:
 
 def substitute_type_vars(ty: Type, mapping: Mapping[TypeVar, Type]) -> Type:
     """``ty`` with the type variables of ``mapping`` replaced (respecting inner binders)."""
-    t = type(ty)
-    if t is TensorType or t is IncompleteType:
-        return ty
     if isinstance(ty, TypeVar):
         return mapping.get(ty, ty)
-    if t is TupleType:
-        fields = [substitute_type_vars(f, mapping) for f in ty.fields]
-        if all(a is b for a, b in zip(fields, ty.fields)):
-            return ty
-        return TupleType(fields, ty.span)
-    if t is FuncType:
-        inner = mapping
-        if ty.type_params and any(p in mapping for p in ty.type_params):
-            inner = {k: v for k, v in mapping.items() if k not in ty.type_params}
-        args = [substitute_type_vars(a, inner) for a in ty.arg_types]
-        ret = substitute_type_vars(ty.ret_type, inner)
-        if ret is ty.ret_type and all(a is b for a, b in zip(args, ty.arg_types)):
-            return ty
-        return FuncType(args, ret, ty.type_params, ty.type_constraints, ty.span)
-    if t is RefType:
-        value = substitute_type_vars(ty.value, mapping)
-        return ty if value is ty.value else RefType(value, ty.span)
-    return ty
+    layout = type(ty)._layout_
+    kids = layout.children(ty)
+    if not kids:
+        return ty
+    inner = mapping
+    params = layout.bound_type_vars(ty)
+    if params and any(p in mapping for p in params):
+        # The type's own parameters shadow the mapping inside it.
+        inner = {k: v for k, v in mapping.items() if k not in params}
+    return with_children(ty, [substitute_type_vars(k, inner) for k in kids])

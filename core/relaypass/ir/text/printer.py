@@ -375,22 +375,25 @@ class _Printer:
         """
         memo = self.memo
         atomic = _ATOMIC
+        layouts = _LAYOUTS
         stack: list[tuple[Expr, bool]] = []
+        push = stack.append
+        pop = stack.pop
         for kid in reversed(_scope_children(root)):
             if type(kid) not in atomic and kid not in memo:
-                stack.append((kid, False))
+                push((kid, False))
         while stack:
-            node, ready = stack.pop()
+            node, ready = pop()
             if ready:
                 if node not in memo:
                     self.bind(node)
                 continue
             if node in memo:
                 continue
-            stack.append((node, True))
-            for kid in reversed(_scope_children(node)):
+            push((node, True))
+            for kid in reversed(layouts[type(node)].outer(node)):
                 if type(kid) not in atomic and kid not in memo:
-                    stack.append((kid, False))
+                    push((kid, False))
 
     def bind(self, node: Expr) -> None:
         """``%N = node;`` in the block the placement chose (the current one by default)."""
@@ -423,7 +426,7 @@ class _Printer:
     def sub_scopes(self, node: Expr) -> tuple[int, ...]:
         """The scopes of the blocks inside ``node`` (a body, two branches)."""
         if self.place is None:
-            return (0,) * len(type(node)._layout_.scopes)
+            return (0,) * len(_LAYOUTS[type(node)].scopes)
         return self.place.sub[node]
 
     # --- expressions ------------------------------------------------------------
@@ -661,6 +664,7 @@ def _place(root: Expr) -> _Placement | None:
     gives each node the lowest common ancestor of the scopes it is used in.
     """
     atomic = _ATOMIC
+    layouts = _LAYOUTS
     order: list[Expr] = []
     seen: set[Expr] = set()
     nested = False
@@ -674,7 +678,7 @@ def _place(root: Expr) -> _Placement | None:
             continue
         seen.add(node)
         stack.append((node, True))
-        layout = _layout(node)
+        layout = layouts[type(node)]
         kids = layout.subterms(node)
         if type(node) is Let:
             # A chain of lets prints flat: only a let in a let's value nests.
@@ -731,7 +735,7 @@ def _place(root: Expr) -> _Placement | None:
             use(node.value, scope, False)
             use(node.body, scope, True)
             continue
-        layout = _layout(node)
+        layout = layouts[type(node)]
         for kid in layout.outer(node):
             use(kid, scope, False)
         if layout.scopes:
@@ -754,11 +758,18 @@ def _same_value(a: _AnyT, b: _AnyT) -> bool:
     return a == b
 
 
-def _layout(node: Expr) -> Layout:
-    layout = getattr(type(node), "_layout_", None)
-    if layout is None or not isinstance(node, Expr):
-        raise TypeError(f"cannot print {type(node).__name__}: not a Relay expression")
-    return layout
+class _Layouts(dict):
+    """The field layout of each expression class, checked once per class: ``_LAYOUTS[type(node)]``."""
+
+    def __missing__(self, cls: type) -> Layout:
+        layout = getattr(cls, "_layout_", None)
+        if layout is None or not issubclass(cls, Expr):
+            raise TypeError(f"cannot print {cls.__name__}: not a Relay expression")
+        self[cls] = layout
+        return layout
+
+
+_LAYOUTS = _Layouts()
 
 
 def _scope_children(node: Expr) -> tuple[Expr, ...]:
@@ -767,7 +778,4 @@ def _scope_children(node: Expr) -> tuple[Expr, ...]:
     A call's callee comes first.  What a function or a let holds is in the
     scope of its variables, and a branch is a block: neither is listed.
     """
-    try:
-        return type(node)._layout_.outer(node)
-    except AttributeError:
-        return _layout(node).outer(node)
+    return _LAYOUTS[type(node)].outer(node)

@@ -2,7 +2,7 @@
 
 ::
 
-    with PassContext(opt_level=1, instruments=[OpCounter()]):
+    with PassContext(opt_level=1, instruments=[get_instrument("OpCounter")]):
         mod = Sequential([get_pass("RemoveIdentities")])(mod)
 
 prints, when the context exits::
@@ -47,7 +47,7 @@ class PassRecord:
 class OpCounter(PassInstrument):
     """Count the operator calls before and after each pass; print the counts on exit."""
 
-    def __init__(self, label: str = "operator calls") -> None:  # default: as in the manifest
+    def __init__(self, *, label: str) -> None:  # the default is the manifest's
         self.label = label
         self.records: list[PassRecord] = []
         self._running: list[PassRecord] = []  # started, not finished: a Sequential's members nest

@@ -21,12 +21,14 @@ are exact).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from relaypass.functor import MixedModeMutator
 from relaypass.ir.expr import Call, Constant, Expr, Function
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
-from relaypass.transform import PassContext, function_pass
+from relaypass.transform import PassContext, pass_constructor
 
 SIGNED_ZEROS = "relaypass_example.RemoveIdentities.signed_zeros"
 
@@ -39,15 +41,18 @@ IDENTITIES = {
 }
 
 
-def RemoveIdentities(double_negative: bool = True):  # noqa: N802 - a factory is named like its pass
-    """The RemoveIdentities pass; ``double_negative=False`` keeps ``negative(negative(x))``.
+def _remove_identities_factory(
+    *, double_negative: bool,
+) -> Callable[[Function, IRModule, PassContext], Function]:
+    """RemoveIdentities's transformation: the manifest's factory.
 
-    The option's default is also written in the manifest: keep them equal.
+    It returns the transformation alone; the registry makes the pass from it,
+    with the name, opt_level, required passes and preserves of the manifest
+    entry, and calls it with every option the manifest declares (a default
+    stands for each one the user did not give), so none is written here.
+    ``double_negative=False`` keeps ``negative(negative(x))``.
     """
 
-    # name, opt_level and required are the manifest's; the registry checks that the
-    # pass built here agrees with its manifest entry, because function_pass needs them.
-    @function_pass(opt_level=1, name="RemoveIdentities", required=["InferType"])
     def remove_identities(func: Function, mod: IRModule, ctx: PassContext) -> Function:
         # ctx.config.get returns the manifest's default when the key is not set.
         signed_zeros = ctx.config.get(SIGNED_ZEROS)
@@ -56,10 +61,17 @@ def RemoveIdentities(double_negative: bool = True):  # noqa: N802 - a factory is
     return remove_identities
 
 
+#: The RemoveIdentities pass: ``RemoveIdentities(double_negative=False)`` is
+#: ``get_pass("RemoveIdentities", double_negative=False)``, as is
+#: ``relay.transform.RemoveIdentities(...)``; everything about it is declared in
+#: relaypass-plugin.toml.
+RemoveIdentities = pass_constructor("RemoveIdentities")
+
+
 class IdentityRemover(MixedModeMutator):
     """The rewrite itself, bottom-up over the dataflow of one function."""
 
-    def __init__(self, double_negative: bool = True, signed_zeros: bool = False) -> None:
+    def __init__(self, double_negative: bool, signed_zeros: bool) -> None:
         super().__init__()
         self.double_negative = double_negative
         self.signed_zeros = signed_zeros

@@ -148,9 +148,9 @@ class _Fill:
     def visit_dataflow(self, root: Expr, var: Var | None) -> Expr:
         """Post-order over dataflow nodes with an explicit stack; children left to right.
 
-        ``nodes``/``positions`` are the stack: a node and how many of its
-        children have been visited, in evaluation order (for a call, its
-        arguments and then its callee).  Children that are not dataflow are
+        ``nodes``/``kid_lists``/``positions`` are the stack: a node, its
+        children in evaluation order (for a call, its arguments and then its
+        callee) and how many of them have been visited.  Children that are not dataflow are
         visited on the spot, so constants are bound in evaluation order, as in
         Relay.  The node is then rebuilt over the atoms of its children.
         """
@@ -159,12 +159,12 @@ class _Fill:
         visit = self.visit
         dataflow = _DATAFLOW
         nodes = [root]
+        kid_lists = [root._layout_.evaluated(root)]
         positions = [0]
         while nodes:
             node = nodes[-1]
+            kids = kid_lists[-1]
             i = positions[-1]
-            layout = type(node)._layout_
-            kids = layout.evaluated(node)
             n = len(kids)
             descended = False
             while i < n:
@@ -175,6 +175,7 @@ class _Fill:
                 if type(kid) in dataflow:
                     positions[-1] = i
                     nodes.append(kid)
+                    kid_lists.append(kid._layout_.evaluated(kid))
                     positions.append(0)
                     descended = True
                     break
@@ -182,7 +183,9 @@ class _Fill:
             if descended:
                 continue
             nodes.pop()
+            kid_lists.pop()
             positions.pop()
+            layout = node._layout_
             new = layout.rebuild(node, [memo[k] for k in layout.children(node)])
             bound = var if node is root and var is not None else Var("x")
             scope_of(node).bindings.append((bound, new))

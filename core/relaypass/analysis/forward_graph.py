@@ -30,6 +30,8 @@ The walk uses an explicit stack: a chain of any length costs no recursion.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from relaypass.ir.expr import (
     Call,
     Constant,
@@ -40,6 +42,7 @@ from relaypass.ir.expr import (
     TupleGetItem,
     Var,
 )
+from relaypass.ir.fields import PerKind
 from relaypass.ir.op import Op, OpPattern
 from relaypass.ir.types import TensorType, TupleType
 
@@ -192,13 +195,24 @@ def _children(node: Expr) -> tuple[Expr, ...]:
     Operators and global functions among them are no nodes of the graph:
     the walk passes over them.
     """
-    layout = getattr(type(node), "_layout_", None)
-    if layout is not None and isinstance(node, Expr):
-        return layout.children(node)
-    t = type(node)
-    if isinstance(node, Expr):
-        raise TypeError(f"the forward graph does not know the expression kind {t.__name__}")
-    raise TypeError(f"expected a Relay expression, got {t.__name__}")
+    return _CHILDREN[type(node)](node)
+
+
+def _children_getter(cls: type) -> Callable[[Expr], tuple[Expr, ...]]:
+    """The declared children of an expression kind; for anything else, a getter that raises."""
+    layout = getattr(cls, "_layout_", None)
+    if layout is not None and issubclass(cls, Expr):
+        return layout.children
+
+    def unknown(node: Expr) -> tuple[Expr, ...]:
+        if isinstance(node, Expr):
+            raise TypeError(f"the forward graph does not know the expression kind {cls.__name__}")
+        raise TypeError(f"expected a Relay expression, got {cls.__name__}")
+
+    return unknown
+
+
+_CHILDREN = PerKind(_children_getter)
 
 
 def _post_order(root: Expr) -> tuple[list[Expr], list[Expr]]:

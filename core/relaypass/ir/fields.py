@@ -35,8 +35,9 @@ from typing import Any
 
 __all__ = [
     "ATTRS", "BRANCH", "CALLEE", "DATA", "EXPR", "EXPRS", "INFO", "SPAN", "TENSOR", "TYPE",
-    "TYPES", "TYPE_VARS", "VAR", "VARS", "Field", "Kind", "Layout", "children", "compile_source",
-    "fields", "layout_of", "map_children", "rebuild", "tuple_source", "with_children", "with_fields",
+    "TYPES", "TYPE_VARS", "VAR", "VARS", "Field", "Kind", "Layout", "PerKind", "children",
+    "compile_source", "fields", "layout_of", "map_children", "rebuild", "tuple_source",
+    "with_children", "with_fields",
 ]
 
 
@@ -322,21 +323,50 @@ class Layout:
         return f"Layout({self.cls.__name__}: {', '.join(map(repr, self.fields))})"
 
 
+class PerKind(dict):
+    """Something made once per node class on first use, then a dict lookup: ``table[type(node)]``.
+
+    For code that treats every node by its kind (generated comparisons, a
+    validated getter) and runs on every node of large programs.
+    """
+
+    def __init__(self, make: Callable[[type], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, cls: type) -> Any:
+        value = self[cls] = self.make(cls)
+        return value
+
+
+def _undeclared(cls: type) -> TypeError:
+    return TypeError(f"{cls.__name__} is not a node kind with declared fields")
+
+
 def layout_of(node_or_class: object) -> Layout:
     """The compiled field layout of a node or node class."""
     cls = node_or_class if isinstance(node_or_class, type) else type(node_or_class)
     layout = getattr(cls, "_layout_", None)
     if layout is None:
-        raise TypeError(f"{cls.__name__} is not a node kind with declared fields")
+        raise _undeclared(cls)
+    return layout
+
+
+def _layout(node: object) -> Layout:
+    """``layout_of(node)`` for a node, checked only when the lookup fails (the helpers' fast path)."""
+    layout = getattr(type(node), "_layout_", None)
+    if layout is None:
+        raise _undeclared(type(node))
     return layout
 
 
 def children(node: object) -> tuple:
     """The sub-expressions of an expression (the component types of a type), in field order."""
-    layout = getattr(type(node), "_layout_", None)
-    if layout is None:
-        raise TypeError(f"{type(node).__name__} is not a node kind with declared fields")
-    return layout.children(node)
+    try:
+        get = type(node)._layout_.children
+    except AttributeError:
+        raise _undeclared(type(node)) from None
+    return get(node)
 
 
 def rebuild(node: object, kids: Sequence[Any], **changes: Any) -> Any:
@@ -346,9 +376,14 @@ def rebuild(node: object, kids: Sequence[Any], **changes: Any) -> Any:
     by name (``rebuild(func, kids, ret_type=t)``).  The new node has no
     ``checked_type``: a node over new children may have another type.
     """
-    layout = layout_of(node)
-    if not changes:
-        return layout.rebuild(node, kids)
+    try:
+        layout = type(node)._layout_
+        if not changes:
+            return layout.rebuild(node, kids)
+    except AttributeError:
+        if getattr(type(node), "_layout_", None) is None:
+            raise _undeclared(type(node)) from None
+        raise
     values = {name: getattr(node, name) for name in layout.names}
     child = layout.child_fields
     seqs = [f for f in child if f.kind.seq]
@@ -380,7 +415,7 @@ def with_children(node: Any, kids: Sequence[Any]) -> Any:
 
     What a mutator wants: unchanged subtrees stay shared, with their types.
     """
-    layout = layout_of(node)
+    layout = _layout(node)
     old = layout.children(node)
     if len(kids) == len(old) and all(map(is_, kids, old)):
         return node
@@ -389,7 +424,7 @@ def with_children(node: Any, kids: Sequence[Any]) -> Any:
 
 def with_fields(node: Any, **changes: Any) -> Any:
     """A new node of ``node``'s kind with the named fields replaced and the others kept."""
-    layout = layout_of(node)
+    layout = _layout(node)
     unknown = [name for name in changes if name not in layout.names]
     if unknown:
         raise TypeError(
@@ -401,7 +436,7 @@ def with_fields(node: Any, **changes: Any) -> Any:
 
 def map_children(node: Any, fn: Callable[[Any], Any]) -> Any:
     """``with_children(node, [fn(k) for k in children(node)])``."""
-    layout = layout_of(node)
+    layout = _layout(node)
     old = layout.children(node)
     kids = [fn(k) for k in old]
     if all(map(is_, kids, old)):

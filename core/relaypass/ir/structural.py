@@ -54,7 +54,7 @@ from typing import Any as _AnyT
 
 from .attrs import Attrs
 from .expr import Constant, Expr, Var
-from .fields import ATTRS, TENSOR, Field, Layout, compile_source, tuple_source
+from .fields import ATTRS, TENSOR, Field, Layout, PerKind, compile_source, tuple_source
 from .module import IRModule
 from .summary import clip, short_text, type_text
 from .types import GlobalTypeVar, TensorType, Type, TypeVar
@@ -67,16 +67,6 @@ def _layout_in(cls: type, base: type) -> Layout | None:
     return cls._layout_ if issubclass(cls, base) else None  # type: ignore[attr-defined]
 
 
-class _PerKind(dict):
-    """Generated code by node class, made on first use: ``table[type(node)]``."""
-
-    def __init__(self, make: Callable[[type], _AnyT]) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, cls: type) -> _AnyT:
-        value = self[cls] = self.make(cls)
-        return value
 
 
 # --------------------------------------------------------------------------- equality
@@ -218,12 +208,12 @@ class _Comparer:
             if issubclass(ta, TypeVar):
                 self.type_var_equal(a, b, path)  # type: ignore[arg-type]
                 continue
-            equal = _TYPE_EQUAL[ta]
+            equal = _TYPE_EQUAL[self.track][ta]
             if equal is None:
                 if a != b:
                     raise self.fail(path, f"{ta.__name__} values differ", a, b)
                 continue
-            equal(self, a, b, path, push)
+            equal(self, a, b, path, push, self.seen)
 
     def type_list_equal(self, a: Sequence[object], b: Sequence[object], path: object) -> None:
         if len(a) != len(b):
@@ -306,7 +296,8 @@ class _Comparer:
     def run(self, lhs: object, rhs: object, path: object) -> None:
         """Compare two expressions (or types, attrs, sequences); raise _Mismatch on the first difference."""
         var_map = self.var_map
-        compiled = _EXPR_EQUAL
+        seen = self.seen
+        compiled = _EXPR_EQUAL[self.track]
         stack: list[tuple[object, object, object]] = [(lhs, rhs, path)]
         push = stack.append
         pop = stack.pop
@@ -336,7 +327,7 @@ class _Comparer:
                 continue
             equal = compiled[ta]
             if equal is not None:
-                equal(self, a, b, path, push)
+                equal(self, a, b, path, push, seen)
             elif ta is tuple or ta is list:
                 if len(a) != len(b):  # type: ignore[arg-type]
                     raise self.fail(path, f"sequences of length {len(a)} vs {len(b)}", a, b)  # type: ignore[arg-type]
@@ -373,22 +364,22 @@ class _Comparer:
         self.reset()
 
 
-def _equal_source(layout: Layout) -> str:
+def _equal_source(layout: Layout, track: bool) -> str:
     """The comparison of two nodes of ``layout``'s kind, as Python source, by the rules per field kind.
 
-    ``equal(self, a, b, path, push)`` raises on a difference in the node's own
-    fields and pushes the pairs of its children, right to left, so that they
-    are compared left to right.
+    ``equal(self, a, b, path, push, seen)`` raises on a difference in the
+    node's own fields and pushes the pairs of its children, right to left, so
+    that they are compared left to right; with ``track``, each with its path.
     """
-    lines = ["def equal(self, a, b, path, push):"]
+    lines = ["def equal(self, a, b, path, push, seen):"]
     emit = lines.append
     if layout.binds or len(layout.subterm_fields) > 1 or any(f.kind.seq for f in layout.subterm_fields):
         # A pair of shared subexpressions is compared once, however many uses lead to it
         # (not worth it for a node with one child: its child's pair is remembered).
         emit("    pair = (id(a), id(b))")
-        emit("    if pair in self.seen:")
+        emit("    if pair in seen:")
         emit("        return")
-        emit("    self.seen.add(pair)")
+        emit("    seen.add(pair)")
     # Binders first, type parameters before the variables whose annotations use them.
     for f in (*layout.type_var_fields, *layout.var_fields):
         bind = "self.bind_var" if f.kind.lang == "expr" else "self.bind_type_var"
@@ -402,24 +393,16 @@ def _equal_source(layout: Layout) -> str:
         bound = tuple_source(layout.var_fields, "a")
         bound_types = tuple_source(layout.type_var_fields, "a")
         emit(f"    push((_EXIT, ({bound}, {bound_types}), None))")
-    if layout.subterm_fields:
-        # With paths when tracking (for the message), without otherwise.
-        emit("    if self.track:")
-        for f in reversed(layout.subterm_fields):
-            if f.kind.seq:
-                emit(f"        x, y = a.{f.name}, b.{f.name}")
-                emit("        for i in range(len(x) - 1, -1, -1):")
-                emit(f"            push((x[i], y[i], (path, f'.{f.name}[{{i}}]')))")
-            else:
-                emit(f"        push((a.{f.name}, b.{f.name}, (path, '.{f.name}')))")
-        emit("        return")
-        for f in reversed(layout.subterm_fields):
-            if f.kind.seq:
-                emit(f"    x, y = a.{f.name}, b.{f.name}")
-                emit("    for i in range(len(x) - 1, -1, -1):")
-                emit("        push((x[i], y[i], None))")
-            else:
-                emit(f"    push((a.{f.name}, b.{f.name}, None))")
+    for f in reversed(layout.subterm_fields):
+        # With its path when tracking (for the message), without otherwise.
+        if f.kind.seq:
+            emit(f"    x, y = a.{f.name}, b.{f.name}")
+            emit("    for i in range(len(x) - 1, -1, -1):")
+            emit(f"        push((x[i], y[i], (path, f'.{f.name}[{{i}}]')))" if track else
+                 "        push((x[i], y[i], None))")
+        else:
+            emit(f"    push((a.{f.name}, b.{f.name}, (path, '.{f.name}')))" if track else
+                 f"    push((a.{f.name}, b.{f.name}, None))")
     return "\n".join(lines) + "\n"
 
 
@@ -449,24 +432,29 @@ _CLOSED: set[type] = set()
 """Expression kinds that hold no variables (no children, no types): an identical node is always equal."""
 
 
-def _equal_function(layout: Layout | None) -> Callable[..., None] | None:
+def _equal_function(layout: Layout | None, track: bool) -> Callable[..., None] | None:
     """The generated comparison of one kind (None for what is not a declared kind)."""
     if layout is None:
         return None
     namespace = {"layout": layout, "_EXIT": _EXIT}
-    name = f"<structural equality of {layout.cls.__module__}.{layout.cls.__qualname__}>"
-    return compile_source(_equal_source(layout), namespace, name)["equal"]
+    mode = "tracked " if track else ""
+    name = f"<{mode}structural equality of {layout.cls.__module__}.{layout.cls.__qualname__}>"
+    return compile_source(_equal_source(layout, track), namespace, name)["equal"]
 
 
-def _expr_equal(cls: type) -> Callable[..., None] | None:
+def _expr_equal(cls: type, track: bool) -> Callable[..., None] | None:
     layout = _layout_in(cls, Expr)
     if layout is not None and layout.leaf and not layout.type_fields:
         _CLOSED.add(cls)
-    return _equal_function(layout)
+    return _equal_function(layout, track)
 
 
-_EXPR_EQUAL = _PerKind(_expr_equal)
-_TYPE_EQUAL = _PerKind(lambda cls: _equal_function(_layout_in(cls, Type)))
+# The generated comparisons by kind, without paths and with them (``track``).
+_EXPR_EQUAL = (PerKind(lambda cls: _expr_equal(cls, False)), PerKind(lambda cls: _expr_equal(cls, True)))
+_TYPE_EQUAL = (
+    PerKind(lambda cls: _equal_function(_layout_in(cls, Type), False)),
+    PerKind(lambda cls: _equal_function(_layout_in(cls, Type), True)),
+)
 
 
 def _compare(lhs: object, rhs: object, map_free_vars: bool, track: bool) -> _Mismatch | None:
@@ -682,12 +670,20 @@ _HASH_RULE = {
 }
 """How each kind of own field enters the hash, as an expression of the generated code."""
 
-_PUSH_UNHASHED = "{ind}if type(k) is not Var and id(k) not in memo: push((k, None, 0))"
+_PUSH_AFTER_CONTINUATION = """\
+{ind}if type(k) is not Var and id(k) not in memo:
+{ind}    if not waiting:
+{ind}        push((n, combine, 0))
+{ind}        waiting = True
+{ind}    push((k, None, 0))"""
 
 
 def _of(expr: str) -> str:
-    """The generated hash of a finished child ``expr``: a variable's token, or the memo."""
-    return f"(token({expr}) if type({expr}) is Var else memo[id({expr})])"
+    """The generated hash of a finished child ``expr``: a variable's token, or the memo.
+
+    ``tokens`` (the known tokens) is read first: ``token`` hands out new ones.
+    """
+    return f"((tokens.get({expr}) or token({expr})) if type({expr}) is Var else memo[id({expr})])"
 
 
 def _hash_source(layout: Layout) -> str:
@@ -697,11 +693,13 @@ def _hash_source(layout: Layout) -> str:
     hashes the node there.  Any other pushes a continuation and then its
     unhashed children (right to left), so that the continuation runs once
     they are done: ``combine``, which hashes the node, or for a node that
-    binds variables ``step``.  A binding node's ``expand`` gives its variables
-    their tokens and pushes only its first child; ``step(..., phase, ...)``
-    runs when child ``phase - 1`` is done: it folds that child's hash into each
-    binder's token and pushes the next child, or after the last one hashes
-    the node and ends the binders' scope.
+    binds variables ``step``; when no child is left to hash (operands already
+    hashed, as in A-normal form), it runs the continuation at once.  A binding
+    node's ``expand`` gives its variables their tokens and goes on with its
+    first child; ``step(..., phase, ...)`` runs when child ``phase - 1`` is
+    done: it folds that child's hash into each binder's token and goes on with
+    the next child, or after the last one hashes the node and ends the
+    binders' scope.
     """
     own = ", ".join(["TAG", *[_HASH_RULE[_rule(f, layout)].format(n=f.name)
                              for f in layout.check_fields]])
@@ -710,22 +708,31 @@ def _hash_source(layout: Layout) -> str:
     lines = ["def expand(self, n, push, memo):"]
     emit = lines.append
     if not layout.binds:
-        emit("    push((n, combine, 0))")
+        # The continuation goes below the first unhashed child; with none, it runs now.
+        emit("    waiting = False")
         for f in reversed(layout.subterm_fields):
             if f.kind.seq:
                 emit(f"    x = n.{f.name}")
                 emit("    for i in range(len(x) - 1, -1, -1):")
                 emit("        k = x[i]")
-                emit(_PUSH_UNHASHED.format(ind="        "))
+                emit(_PUSH_AFTER_CONTINUATION.format(ind="        "))
             else:
                 emit(f"    k = n.{f.name}")
-                emit(_PUSH_UNHASHED.format(ind="    "))
+                emit(_PUSH_AFTER_CONTINUATION.format(ind="    "))
         kids = [f"*[{_of('k')} for k in n.{f.name}]" if f.kind.seq else _of(f"n.{f.name}")
                 for f in layout.subterm_fields]
+        combine = [
+            "th = self.type_hash",
+            "tokens = self.var_tokens",
+            f"memo[id(n)] = hash(({own}, {', '.join(kids)}))",
+        ]
+        emit("    if waiting:")
+        emit("        return")
+        emit("    token = self.var")
+        lines.extend("    " + line for line in combine)
         emit("")
         emit("def combine(self, n, phase, push, memo, token):")
-        emit("    th = self.type_hash")
-        emit(f"    memo[id(n)] = hash(({own}, {', '.join(kids)}))")
+        lines.extend("    " + line for line in combine)
         return "\n".join(lines) + "\n"
 
     # The header: own fields and binder annotations; then each binder's token by position.
@@ -733,8 +740,9 @@ def _hash_source(layout: Layout) -> str:
     if layout.type_var_fields:
         emit(f"    self.bind_type_params({tuple_source(layout.type_var_fields)})")
     annotations = ", ".join(
-        f"*[th(v.type_annotation) for v in n.{f.name}]" if f.kind.seq
-        else f"th(n.{f.name}.type_annotation)"
+        f"*[_T_NONE if v.type_annotation is None else th(v.type_annotation) for v in n.{f.name}]"
+        if f.kind.seq else
+        f"_T_NONE if n.{f.name}.type_annotation is None else th(n.{f.name}.type_annotation)"
         for f in layout.var_fields
     )
     emit(f"    header = hash(({own}, ({annotations},)))")
@@ -749,19 +757,27 @@ def _hash_source(layout: Layout) -> str:
             emit(f"    tokens[n.{f.name}] = hash((_T_BOUND, header, {position}))")
             position = f"{position} + 1"
     emit("    self.headers[id(n)] = header")
-    emit("    push((n, step, 1))")
     kids = tuple_source(layout.subterm_fields)
-    if layout.subterm_fields:
-        emit(f"    k = {kids}[0]" if layout.subterm_fields[0].kind.seq else
-             f"    k = n.{layout.subterm_fields[0].name}")
-        emit(_PUSH_UNHASHED.format(ind="    ") if not layout.subterm_fields[0].kind.seq else
-             "    " + _PUSH_UNHASHED.format(ind=""))
+    dynamic = any(f.kind.seq for f in layout.subterm_fields)
+    if dynamic:
+        emit(f"    kids = {kids}")
+        emit("    k = kids[0] if kids else None")
+    elif layout.subterm_fields:
+        emit(f"    k = n.{layout.subterm_fields[0].name}")
+    else:
+        emit("    k = None")
+    # Go on with the first child; if there is none to hash, straight to the step.
+    emit("    if k is not None and type(k) is not Var and id(k) not in memo:")
+    emit("        push((n, step, 1))")
+    emit("        push((k, None, 0))")
+    emit("    else:")
+    emit("        step(self, n, 1, push, memo, self.var)")
     emit("")
     emit("def step(self, n, phase, push, memo, token):")
+    emit("    tokens = self.var_tokens")
 
     def fold(done: str, ind: str) -> None:
         """Each binder's token takes in the hash of a finished child."""
-        emit(f"{ind}tokens = self.var_tokens")
         for f in layout.var_fields:
             if f.kind.seq:
                 emit(f"{ind}for v in n.{f.name}:")
@@ -769,33 +785,35 @@ def _hash_source(layout: Layout) -> str:
             else:
                 emit(f"{ind}tokens[n.{f.name}] = hash((tokens[n.{f.name}], {done}))")
 
-    if any(f.kind.seq for f in layout.subterm_fields):
+    if dynamic:
         # As many phases as children, known only at run time.
         emit(f"    kids = {kids}")
-        emit("    if phase < len(kids):")
+        emit("    while phase < len(kids):")
         emit("        k = kids[phase - 1]")
         emit(f"        done = {_of('k')}")
         fold("done", "        ")
-        emit("        push((n, step, phase + 1))")
         emit("        k = kids[phase]")
-        emit(_PUSH_UNHASHED.format(ind="        "))
-        emit("        return")
+        emit("        phase += 1")
+        emit("        if type(k) is not Var and id(k) not in memo:")
+        emit("            push((n, step, phase))")
+        emit("            push((k, None, 0))")
+        emit("            return")
         emit(f"    memo[id(n)] = hash((self.headers.pop(id(n)), *[{_of('k')} for k in kids]))")
     else:
-        # One phase per child, unrolled.
+        # One phase per child, unrolled; a child already hashed falls through to the next.
         names = [f.name for f in layout.subterm_fields]
         for phase in range(1, len(names)):
-            emit(f"    if phase == {phase}:")
+            emit(f"    if phase <= {phase}:")
             emit(f"        done = {_of('n.' + names[phase - 1])}")
             fold("done", "        ")
-            emit(f"        push((n, step, {phase + 1}))")
             emit(f"        k = n.{names[phase]}")
-            emit(_PUSH_UNHASHED.format(ind="        "))
-            emit("        return")
+            emit("        if type(k) is not Var and id(k) not in memo:")
+            emit(f"            push((n, step, {phase + 1}))")
+            emit("            push((k, None, 0))")
+            emit("            return")
         parts = "".join(f", {_of('n.' + name)}" for name in names)
         emit(f"    memo[id(n)] = hash((self.headers.pop(id(n)){parts}))")
     emit("    # The binders' scope ends: outside it, the same variables would be free.")
-    emit("    tokens = self.var_tokens")
     for f in layout.var_fields:
         if f.kind.seq:
             emit(f"    for v in n.{f.name}:")
@@ -814,7 +832,7 @@ def _hash_expand(cls: type) -> Callable[..., None]:
     layout = _layout_in(cls, Expr)
     if layout is None:
         return _hash_other
-    namespace = {"TAG": layout.tag, "Var": Var, "_T_BOUND": _T_BOUND}
+    namespace = {"TAG": layout.tag, "Var": Var, "_T_BOUND": _T_BOUND, "_T_NONE": _T_NONE}
     name = f"<structural hash of {layout.cls.__module__}.{layout.cls.__qualname__}>"
     return compile_source(_hash_source(layout), namespace, name)["expand"]
 
@@ -823,7 +841,7 @@ def _hash_other(hasher: _Hasher, node: object, push: _AnyT, memo: dict[int, int]
     memo[id(node)] = hasher.other_hash(node)
 
 
-_HASH_EXPAND = _PerKind(_hash_expand)
+_HASH_EXPAND = PerKind(_hash_expand)
 
 
 def structural_hash(node: object, map_free_vars: bool = False) -> int:

@@ -7,6 +7,7 @@ constructors (``relay.add``, ``relay.nn.conv2d``), ``relay.analysis`` and
 """
 
 from .. import op
+from ..analysis.substitution import bind
 from ..ir.expr import (
     Call,
     Constant,
@@ -48,7 +49,7 @@ __all__ = [
     "Any", "Call", "Constant", "Expr", "FuncType", "Function", "GlobalVar", "IRModule", "If",
     "IncompleteType", "Let", "Op", "RefCreate", "RefRead", "RefType", "RefWrite", "RelayExpr",
     "ScopeBuilder", "TensorType", "Tuple", "TupleGetItem", "TupleType", "Type", "TypeKind",
-    "TypeVar", "Var", "analysis", "const", "nn", "op", "scalar_type", "var",
+    "TypeVar", "Var", "analysis", "bind", "const", "nn", "op", "scalar_type", "var",
     *op.__all__,
 ]
 
@@ -57,7 +58,8 @@ _LAZY_SUBMODULES = {
     "transform": "relaypass.relay.transform",
     "annotation": "relaypass.relay.annotation",
     "frontend": "relaypass.frontend",
-    "testing": "relaypass.testing",
+    "testing": "relaypass.relay.testing",
+    "build_module": "relaypass.relay.build_module",
 }
 
 

@@ -624,26 +624,27 @@ class _Inference:
                 memo[node] = new_gvars[node.name_hint]
                 continue
             # Every child was rebuilt before its parent; operators stay as they are.
-            kids = [k if type(k) is Op else memo[k] for k in t._layout_.children(node)]
-            changes: dict[str, _AnyT] = {}
+            layout = t._layout_
+            kids = [k if type(k) is Op else memo[k] for k in layout.children(node)]
+            changes: dict[str, _AnyT] | None = None
             if t is Call:
                 inst = instances.get(node)
                 if inst is not None and type(node.op) is not Op:
                     type_args = [resolve(x) for x in inst]
                     for i, arg in enumerate(type_args):
                         self._require_known(arg, node, f"type argument {i} of this call")
-                    changes["type_args"] = type_args
+                    changes = {"type_args": type_args}
             elif t is Var:
                 ann = node.type_annotation
                 if ann is None or (type(ann) is not TensorType and _has_incomplete(ann)):
-                    changes["type_annotation"] = typ
+                    changes = {"type_annotation": typ}
             elif t is Function:
                 ret_type = node.ret_type
                 if ret_type is None or (
                     type(ret_type) is not TensorType and _has_incomplete(ret_type)
                 ):
-                    changes["ret_type"] = typ.ret_type
-            new = rebuild(node, kids, **changes)
+                    changes = {"ret_type": typ.ret_type}
+            new = layout.rebuild(node, kids) if changes is None else rebuild(node, kids, **changes)
             set_checked_type(new, typ)
             memo[node] = new
 

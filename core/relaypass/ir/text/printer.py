@@ -54,7 +54,7 @@ from ..expr import (
     TupleGetItem,
     Var,
 )
-from ..fields import Layout
+from ..fields import Layout, PerKind
 from ..module import IRModule
 from ..op import REQUIRED, Op
 from ..types import (
@@ -375,7 +375,7 @@ class _Printer:
         """
         memo = self.memo
         atomic = _ATOMIC
-        layouts = _LAYOUTS
+        outer = _OUTER
         stack: list[tuple[Expr, bool]] = []
         push = stack.append
         pop = stack.pop
@@ -391,7 +391,7 @@ class _Printer:
             if node in memo:
                 continue
             push((node, True))
-            for kid in reversed(layouts[type(node)].outer(node)):
+            for kid in reversed(outer[type(node)](node)):
                 if type(kid) not in atomic and kid not in memo:
                     push((kid, False))
 
@@ -686,7 +686,7 @@ def _place(root: Expr) -> _Placement | None:
         elif layout.scopes:
             nested = True
         elif not nested:
-            nested = any(type(k) is Let for k in kids)
+            nested = Let in map(type, kids)
         for kid in reversed(kids):
             if type(kid) not in atomic and kid not in seen:
                 stack.append((kid, False))
@@ -758,18 +758,17 @@ def _same_value(a: _AnyT, b: _AnyT) -> bool:
     return a == b
 
 
-class _Layouts(dict):
-    """The field layout of each expression class, checked once per class: ``_LAYOUTS[type(node)]``."""
-
-    def __missing__(self, cls: type) -> Layout:
-        layout = getattr(cls, "_layout_", None)
-        if layout is None or not issubclass(cls, Expr):
-            raise TypeError(f"cannot print {cls.__name__}: not a Relay expression")
-        self[cls] = layout
-        return layout
+def _expr_layout(cls: type) -> Layout:
+    layout = getattr(cls, "_layout_", None)
+    if layout is None or not issubclass(cls, Expr):
+        raise TypeError(f"cannot print {cls.__name__}: not a Relay expression")
+    return layout
 
 
-_LAYOUTS = _Layouts()
+_LAYOUTS = PerKind(_expr_layout)
+"""The field layout of each expression class, checked once per class."""
+_OUTER = PerKind(lambda cls: _LAYOUTS[cls].outer)
+"""``_OUTER[type(node)](node)``: :func:`_scope_children` without the call."""
 
 
 def _scope_children(node: Expr) -> tuple[Expr, ...]:
@@ -778,4 +777,4 @@ def _scope_children(node: Expr) -> tuple[Expr, ...]:
     A call's callee comes first.  What a function or a let holds is in the
     scope of its variables, and a branch is a block: neither is listed.
     """
-    return _LAYOUTS[type(node)].outer(node)
+    return _OUTER[type(node)](node)

@@ -32,7 +32,7 @@ from relaypass.transform import (
 
 class _ShiftConstants(ExprMutator):
     def visit_constant(self, const: Constant) -> Constant:
-        data = const.data
+        data = const.array
         if data.dtype == np.bool_:
             return Constant(np.logical_not(data))
         return Constant((data + 1).astype(data.dtype))
@@ -103,10 +103,10 @@ def edit_constant_in_place(mod, ctx):
     found = []
     post_order_visit(mod["main"], lambda n: found.append(n) if isinstance(n, Constant) else None)
     for const in found[:1]:
-        data = const.data
-        new = np.logical_not(data) if data.dtype == np.bool_ else (data + 1).astype(data.dtype)
-        new.flags.writeable = False
-        object.__setattr__(const, "data", new)
+        data = const.array
+        new = Constant(np.logical_not(data) if data.dtype == np.bool_ else (data + 1).astype(data.dtype))
+        object.__setattr__(const, "data", new.data)
+        object.__setattr__(const, "array", new.array)
     return mod
 
 

@@ -35,7 +35,7 @@ def count_lets(expr):
 
 
 def run_main(mod, *args):
-    return create_executor(mod=mod).evaluate()(*args)
+    return create_executor(mod=mod).evaluate()(*args).numpy()
 
 
 def optimize_and_check(before, after, passes, typed=False):

@@ -7,9 +7,10 @@ import itertools
 import numpy as np
 import pytest
 
+from relaypass import nd as tvm_nd
 from relaypass import relay
 from relaypass.errors import EvaluationError, RelayPassError
-from relaypass.interp import Closure, Interpreter, RefValue, create_executor
+from relaypass.interp import Closure, Interpreter, RefValue
 from relaypass.ir import Span
 from relaypass.ir.op import register_op
 from relaypass.ir.types import TensorType
@@ -44,8 +45,8 @@ def test_create_executor_is_exported_from_relay_and_runs_main():
     ex = relay.create_executor("debug", mod=mod)
     assert isinstance(ex, Interpreter)
     out = ex.evaluate()(np.array([-1.0, 0.5, 2.0], F32))
-    assert isinstance(out, np.ndarray) and out.dtype == np.float32
-    np.testing.assert_array_equal(out, [0.0, 0.5, 2.0])
+    assert isinstance(out, tvm_nd.NDArray) and out.dtype == "float32"
+    np.testing.assert_array_equal(out.numpy(), [0.0, 0.5, 2.0])
 
 
 def test_unknown_executor_kind_names_the_valid_ones():
@@ -54,7 +55,7 @@ def test_unknown_executor_kind_names_the_valid_ones():
 
 
 def test_closed_expression_evaluates_to_its_value():
-    ex = create_executor()
+    ex = Interpreter()
     out = ex.evaluate(relay.add(relay.const(1.0), relay.const(2.0)))
     assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.float32
     assert out == 3.0
@@ -63,12 +64,12 @@ def test_closed_expression_evaluates_to_its_value():
 
 def test_evaluate_without_main_is_an_error():
     with pytest.raises(EvaluationError, match="@main"):
-        create_executor().evaluate()
+        Interpreter().evaluate()
 
 
 def test_binds_give_values_to_free_variables():
     x = relay.var("x", shape=(2,))
-    out = create_executor().evaluate(relay.multiply(x, x), binds={x: np.array([2.0, 3.0], F32)})
+    out = Interpreter().evaluate(relay.multiply(x, x), binds={x: np.array([2.0, 3.0], F32)})
     np.testing.assert_array_equal(out, [4.0, 9.0])
 
 
@@ -78,7 +79,7 @@ def test_binds_give_values_to_free_variables():
 def test_keyword_arguments_by_parameter_name():
     x = relay.var("x", shape=(2,))
     y = relay.var("y", shape=(2,))
-    f = create_executor().evaluate(relay.Function([x, y], relay.subtract(x, y)))
+    f = Interpreter().evaluate(relay.Function([x, y], relay.subtract(x, y)))
     a, b = np.array([5.0, 7.0], F32), np.array([1.0, 2.0], F32)
     np.testing.assert_array_equal(f(a, b), [4.0, 5.0])
     np.testing.assert_array_equal(f(y=b, x=a), [4.0, 5.0])
@@ -96,7 +97,7 @@ def test_keyword_arguments_by_parameter_name():
 def test_python_arguments_take_the_annotated_dtype():
     x = relay.var("x", shape=(2,), dtype="float32")
     n = relay.var("n", shape=(), dtype="int64")
-    f = create_executor().evaluate(relay.Function([x, n], relay.Tuple([x, n])))
+    f = Interpreter().evaluate(relay.Function([x, n], relay.Tuple([x, n])))
     xs, ns = f([1, 2], 3)
     assert xs.dtype == np.float32 and ns.dtype == np.int64 and ns.shape == ()
     np.testing.assert_array_equal(xs, [1.0, 2.0])
@@ -107,14 +108,14 @@ def test_python_arguments_take_the_annotated_dtype():
 def test_unannotated_python_numbers_get_relay_default_dtypes():
     a = relay.var("a")
     b = relay.var("b")
-    f = create_executor().evaluate(relay.Function([a, b], relay.Tuple([a, b])))
+    f = Interpreter().evaluate(relay.Function([a, b], relay.Tuple([a, b])))
     fa, fb = f(2.5, 3)
     assert fa.dtype == np.float32 and fb.dtype == np.int32
 
 
 def test_arguments_that_do_not_fit_the_annotation_are_rejected():
     x = relay.var("x", shape=(2,), dtype="int32")
-    f = create_executor().evaluate(relay.Function([x], x))
+    f = Interpreter().evaluate(relay.Function([x], x))
     with pytest.raises(EvaluationError, match="%x.*int32.*float64"):
         f(np.array([1.5, 2.0]))
     with pytest.raises(EvaluationError, match=r"%x.*shape \(3,\)"):
@@ -123,7 +124,7 @@ def test_arguments_that_do_not_fit_the_annotation_are_rejected():
 
 def test_tuple_arguments_from_python():
     t = relay.var("t", relay.TupleType([TensorType((2,), F32), TensorType((), "int32")]))
-    f = create_executor().evaluate(relay.Function([t], relay.TupleGetItem(t, 0)))
+    f = Interpreter().evaluate(relay.Function([t], relay.TupleGetItem(t, 0)))
     out = f(([1, 2], 7))
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, [1.0, 2.0])
@@ -136,7 +137,7 @@ def test_tuples_build_and_project():
     x = relay.var("x", shape=(2,))
     inner = relay.Tuple([x, relay.negative(x)])
     body = relay.Tuple([relay.TupleGetItem(inner, 1), inner, relay.Tuple([])])
-    out = create_executor().evaluate(relay.Function([x], body))(np.array([1.0, 2.0], F32))
+    out = Interpreter().evaluate(relay.Function([x], body))(np.array([1.0, 2.0], F32))
     assert isinstance(out, tuple) and len(out) == 3
     np.testing.assert_array_equal(out[0], [-1.0, -2.0])
     assert isinstance(out[1], tuple)
@@ -147,7 +148,7 @@ def test_tuples_build_and_project():
 def test_concatenate_takes_a_tuple_value():
     a = relay.var("a", shape=(1, 2))
     b = relay.var("b", shape=(2, 2))
-    f = create_executor().evaluate(relay.Function([a, b], relay.concatenate([a, b], axis=0)))
+    f = Interpreter().evaluate(relay.Function([a, b], relay.concatenate([a, b], axis=0)))
     out = f(np.ones((1, 2), F32), np.zeros((2, 2), F32))
     assert out.shape == (3, 2)
 
@@ -159,7 +160,7 @@ def test_primitive_function_is_evaluated_like_any_function():
     x = relay.var("x", shape=(2,))
     y = relay.var("y", shape=(2,))
     main = relay.Function([x, y], relay.multiply(relay.Call(fused, [x, y]), relay.Call(fused, [y, y])))
-    out = create_executor().evaluate(main)(np.array([1.0, -5.0], F32), np.array([1.0, 2.0], F32))
+    out = Interpreter().evaluate(main)(np.array([1.0, -5.0], F32), np.array([1.0, 2.0], F32))
     np.testing.assert_array_equal(out, [2.0 * 2.0, 0.0 * 4.0])
 
 
@@ -169,7 +170,7 @@ def test_global_calls_and_evaluating_a_global_var():
     double = mod.add("double", relay.Function([a], relay.add(a, a)))
     x = relay.var("x", shape=(2,))
     mod["main"] = relay.Function([x], double(double(x)))
-    ex = create_executor(mod=mod)
+    ex = Interpreter(mod=mod)
     np.testing.assert_array_equal(ex.evaluate()(np.array([1.0, 2.0], F32)), [4.0, 8.0])
     np.testing.assert_array_equal(ex.evaluate(double)(np.array([1.0, 2.0], F32)), [2.0, 4.0])
 
@@ -178,7 +179,7 @@ def test_unknown_global_is_an_evaluation_error():
     x = relay.var("x", shape=(2,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.GlobalVar("missing")(x)))
     with pytest.raises(EvaluationError, match="@missing"):
-        create_executor(mod=mod).evaluate()(np.zeros(2, F32))
+        Interpreter(mod=mod).evaluate()(np.zeros(2, F32))
 
 
 # --- closures -------------------------------------------------------------------------
@@ -190,7 +191,7 @@ def test_closure_captures_its_environment():
     inner = relay.Function([y], relay.add(x, y))
     f = relay.var("f")
     body = relay.Let(f, inner, relay.Call(f, [relay.const(10.0)]))
-    out = create_executor().evaluate(relay.Function([x], body))(np.float32(1.0))
+    out = Interpreter().evaluate(relay.Function([x], body))(np.float32(1.0))
     assert out == 11.0
 
 
@@ -198,7 +199,7 @@ def test_returned_closures_keep_their_own_captures():
     k = relay.var("k", shape=())
     x = relay.var("x", shape=())
     make_adder = relay.Function([k], relay.Function([x], relay.add(x, k)))
-    make = create_executor().evaluate(make_adder)
+    make = Interpreter().evaluate(make_adder)
     add1 = make(1.0)
     add5 = make(5.0)
     assert isinstance(add1, Closure)
@@ -214,10 +215,10 @@ def test_higher_order_function_applies_its_argument_twice():
     neg_plus_one = relay.Function([a], relay.add(relay.negative(a), relay.const(1.0)))
     x = relay.var("x", shape=(2,))
     main = relay.Function([x], relay.Call(twice, [neg_plus_one, x]))
-    out = create_executor().evaluate(main)(np.array([3.0, -2.0], F32))
+    out = Interpreter().evaluate(main)(np.array([3.0, -2.0], F32))
     np.testing.assert_array_equal(out, [3.0, -2.0])  # 1 - (1 - v) == v
     # A closure returned to Python can be handed back to the program.
-    ex = create_executor()
+    ex = Interpreter()
     np.testing.assert_array_equal(
         ex.evaluate(twice)(ex.evaluate(neg_plus_one), np.array([0.0, 4.0], F32)), [0.0, 4.0]
     )
@@ -240,7 +241,7 @@ def _factorial_module(dtype="float64"):
 
 def test_factorial_through_a_recursive_global_function():
     mod, fact = _factorial_module()
-    f = create_executor(mod=mod).evaluate(fact)
+    f = Interpreter(mod=mod).evaluate(fact)
     assert f(10) == 3628800.0
     assert f(0) == 1.0
 
@@ -254,9 +255,9 @@ def test_non_tail_recursion_200_deep_under_the_default_limit():
     mod[total] = relay.Function(
         [n], relay.If(relay.less(n, one), relay.const(0, "int64"), relay.add(n, total(relay.subtract(n, one))))
     )
-    assert create_executor(mod=mod).evaluate(total)(200) == 200 * 201 // 2
+    assert Interpreter(mod=mod).evaluate(total)(200) == 200 * 201 // 2
     mod, fact = _factorial_module()
-    assert np.isfinite(create_executor(mod=mod).evaluate(fact)(170))
+    assert np.isfinite(Interpreter(mod=mod).evaluate(fact)(170))
 
 
 def test_recursion_written_in_a_normal_form():
@@ -273,7 +274,7 @@ def test_recursion_written_in_a_normal_form():
         r = sb.let("r", fact(m))
         sb.ret(relay.multiply(n, r))
     mod[fact] = relay.Function([n], sb.get())
-    f = create_executor(mod=mod).evaluate(fact)
+    f = Interpreter(mod=mod).evaluate(fact)
     assert f(10) == 3628800.0
     assert np.isfinite(f(170))
 
@@ -288,7 +289,7 @@ def test_tail_recursion_runs_deeper_than_the_python_stack():
         [i, acc],
         relay.If(relay.less(i, one), acc, loop(relay.subtract(i, one), relay.add(acc, i))),
     )
-    assert create_executor(mod=mod).evaluate(loop)(5000, 0) == 5000 * 5001 // 2
+    assert Interpreter(mod=mod).evaluate(loop)(5000, 0) == 5000 * 5001 // 2
 
 
 def test_mutual_recursion_between_globals():
@@ -301,7 +302,7 @@ def test_mutual_recursion_between_globals():
     m = _scalar("m", "int32")
     mod[even] = relay.Function([n], relay.If(relay.equal(n, zero), relay.const(True), odd(relay.subtract(n, one))))
     mod[odd] = relay.Function([m], relay.If(relay.equal(m, zero), relay.const(False), even(relay.subtract(m, one))))
-    ex = create_executor(mod=mod)
+    ex = Interpreter(mod=mod)
     assert bool(ex.evaluate(even)(10)) is True
     assert bool(ex.evaluate(odd)(7)) is True
     assert bool(ex.evaluate(even)(7)) is False
@@ -318,13 +319,13 @@ def test_let_bound_recursive_closure_sees_itself():
         [n], relay.If(relay.less(n, one), k, relay.add(n, relay.Call(f, [relay.subtract(n, one)])))
     )
     main = relay.Function([k], relay.Let(f, rec, relay.Call(f, [relay.const(5, "int32")])))
-    assert create_executor().evaluate(main)(100) == 100 + 15
+    assert Interpreter().evaluate(main)(100) == 100 + 15
 
 
 def test_if_takes_the_branch_of_a_boolean_scalar():
     x = _scalar("x")
     y = _scalar("y")
-    f = create_executor().evaluate(
+    f = Interpreter().evaluate(
         relay.Function([x, y], relay.If(relay.greater(x, y), relay.subtract(x, y), relay.subtract(y, x)))
     )
     assert f(5.0, 3.0) == 2.0
@@ -335,9 +336,9 @@ def test_if_with_a_non_boolean_condition_is_an_error():
     x = relay.var("x", shape=(2,))
     expr = relay.If(relay.less(x, x), x, x)
     with pytest.raises(EvaluationError, match=r"boolean scalar, got Tensor\[\(2\), bool\]"):
-        create_executor().evaluate(relay.Function([x], expr))(np.zeros(2, F32))
+        Interpreter().evaluate(relay.Function([x], expr))(np.zeros(2, F32))
     with pytest.raises(EvaluationError, match="boolean scalar.*float32"):
-        create_executor().evaluate(relay.If(relay.const(1.0), relay.const(1.0), relay.const(2.0)))
+        Interpreter().evaluate(relay.If(relay.const(1.0), relay.const(1.0), relay.const(2.0)))
 
 
 def test_infinite_recursion_is_an_evaluation_error():
@@ -346,7 +347,7 @@ def test_infinite_recursion_is_an_evaluation_error():
     n = _scalar("n")
     mod[f] = relay.Function([n], relay.add(n, f(n)))
     with pytest.raises(EvaluationError, match="recursion limit"):
-        create_executor(mod=mod).evaluate(f)(1.0)
+        Interpreter(mod=mod).evaluate(f)(1.0)
 
 
 # --- references ------------------------------------------------------------------------------
@@ -359,10 +360,10 @@ def test_reference_create_read_write():
         r, relay.RefCreate(relay.const(1.0)),
         relay.Let(unit, relay.RefWrite(r, relay.const(2.0)), relay.Tuple([relay.RefRead(r), unit])),
     )
-    value, written = create_executor().evaluate(body)
+    value, written = Interpreter().evaluate(body)
     assert value == 2.0
     assert written == ()
-    ref = create_executor().evaluate(relay.RefCreate(relay.const(3.0)))
+    ref = Interpreter().evaluate(relay.RefCreate(relay.const(3.0)))
     assert isinstance(ref, RefValue) and ref.value == 3.0
 
 
@@ -376,7 +377,7 @@ def test_aliased_references_see_the_same_write():
            relay.Let(before, relay.RefRead(alias),
            relay.Let(w, relay.RefWrite(alias, relay.const(7.0)),
            relay.Tuple([before, relay.RefRead(r), relay.RefRead(alias)])))))
-    before_v, via_r, via_alias = create_executor().evaluate(body)
+    before_v, via_r, via_alias = Interpreter().evaluate(body)
     assert before_v == 0.0 and via_r == 7.0 and via_alias == 7.0
 
 
@@ -391,7 +392,7 @@ def test_closure_over_a_reference_counts_calls():
            relay.Let(ignored, relay.Call(bump, []),
            relay.Let(ignored2, relay.Call(bump, []),
            relay.RefRead(counter)))))
-    assert create_executor().evaluate(body) == 2
+    assert Interpreter().evaluate(body) == 2
 
 
 def test_dataflow_is_evaluated_left_to_right():
@@ -399,7 +400,7 @@ def test_dataflow_is_evaluated_left_to_right():
     bump = relay.Function([], relay.RefWrite(r, relay.const(5.0)))
     expr = relay.Let(r, relay.RefCreate(relay.const(1.0)),
                      relay.Tuple([relay.RefRead(r), relay.Call(bump, []), relay.RefRead(r)]))
-    first, unit, last = create_executor().evaluate(expr)
+    first, unit, last = Interpreter().evaluate(expr)
     assert first == 1.0 and unit == () and last == 5.0
 
 
@@ -411,7 +412,7 @@ def test_shared_node_is_evaluated_once():
     x = relay.var("x", shape=(2,))
     shared = relay.Call(count, [relay.nn.relu(x)])
     f = relay.Function([x], relay.add(relay.multiply(shared, shared), shared))
-    out = create_executor().evaluate(f)(np.array([2.0, -1.0], F32))
+    out = Interpreter().evaluate(f)(np.array([2.0, -1.0], F32))
     np.testing.assert_array_equal(out, [6.0, 0.0])
     assert len(calls) == 1
 
@@ -424,7 +425,7 @@ def test_function_body_is_reevaluated_for_each_call():
     y = _scalar("y")
     gv = relay.var("g")
     main = relay.Function([x, y], relay.Let(gv, g, relay.add(relay.Call(gv, [x]), relay.Call(gv, [y]))))
-    assert create_executor().evaluate(main)(1.0, 10.0) == 22.0
+    assert Interpreter().evaluate(main)(1.0, 10.0) == 22.0
     assert len(calls) == 2
 
 
@@ -449,7 +450,7 @@ def test_random_dag_matches_numpy():
         else:
             exprs.append(relay.nn.relu(exprs[i]))
             values.append(np.maximum(values[i], 0))
-    out = create_executor().evaluate(relay.Function([x], relay.Tuple(exprs[-20:])))(data)
+    out = Interpreter().evaluate(relay.Function([x], relay.Tuple(exprs[-20:])))(data)
     for got, want in zip(out, values[-20:]):
         np.testing.assert_allclose(got, want, rtol=1e-5)
 
@@ -465,7 +466,7 @@ def test_chain_of_100000_calls():
     e = x
     for _ in range(N_DEEP):
         e = relay.add(e, relay.const(1.0))
-    out = create_executor().evaluate(relay.Function([x], e))(np.zeros(2, F32))
+    out = Interpreter().evaluate(relay.Function([x], e))(np.zeros(2, F32))
     np.testing.assert_array_equal(out, [N_DEEP, N_DEEP])
 
 
@@ -477,7 +478,7 @@ def test_100000_nested_lets():
     for i in range(N_DEEP):
         v = sb.let(f"v{i}", relay.add(v, one))
     sb.ret(v)
-    assert create_executor().evaluate(relay.Function([x], sb.get()))(0) == N_DEEP
+    assert Interpreter().evaluate(relay.Function([x], sb.get()))(0) == N_DEEP
 
 
 # --- errors -------------------------------------------------------------------------------------
@@ -487,7 +488,7 @@ def test_kernel_failure_names_the_operator_the_expression_and_the_span():
     x = relay.var("x", shape=(3,))
     y = relay.var("y", shape=(4,))
     call = relay.Call(relay.Op.get("add"), [x, y], span=Span("model.relay", 3, 7))
-    f = create_executor().evaluate(relay.Function([x, y], relay.nn.relu(call)))
+    f = Interpreter().evaluate(relay.Function([x, y], relay.nn.relu(call)))
     with pytest.raises(EvaluationError) as info:
         f(np.zeros(3, F32), np.zeros(4, F32))
     message = str(info.value)
@@ -507,7 +508,7 @@ def test_kernel_failure_deep_in_a_long_chain_is_named_briefly():
         e = relay.nn.relu(e)
     z = relay.var("z", shape=(3,))
     e = relay.concatenate([e, z], axis=1)
-    f = create_executor().evaluate(relay.Function([x, z], e))
+    f = Interpreter().evaluate(relay.Function([x, z], e))
     with pytest.raises(EvaluationError, match="^concatenate failed on ") as info:
         f(np.zeros((2, 2), F32), np.zeros(3, F32))
     assert len(str(info.value).split(": ")[0]) < 400
@@ -517,15 +518,15 @@ def test_unbound_variable_is_named():
     x = relay.var("x", shape=())
     ghost = relay.var("ghost", shape=())
     with pytest.raises(EvaluationError, match="unbound variable %ghost.*add"):
-        create_executor().evaluate(relay.Function([x], relay.add(x, ghost)))(1.0)
+        Interpreter().evaluate(relay.Function([x], relay.add(x, ghost)))(1.0)
     with pytest.raises(EvaluationError, match="unbound variable %ghost"):
-        create_executor().evaluate(ghost)
+        Interpreter().evaluate(ghost)
 
 
 def test_calling_a_tensor_is_an_error():
     x = relay.var("x", shape=(2,))
     with pytest.raises(EvaluationError, match=r"cannot call Tensor\[\(2\), float32\].*%x"):
-        create_executor().evaluate(relay.Function([x], relay.Call(x, [x])))(np.zeros(2, F32))
+        Interpreter().evaluate(relay.Function([x], relay.Call(x, [x])))(np.zeros(2, F32))
 
 
 def test_wrong_number_of_arguments_is_an_error():
@@ -533,25 +534,25 @@ def test_wrong_number_of_arguments_is_an_error():
     b = relay.var("b", shape=())
     g = relay.Function([a, b], relay.add(a, b))
     with pytest.raises(EvaluationError, match=r"fn\(%a, %b\) takes 2 argument\(s\), got 1"):
-        create_executor().evaluate(relay.Call(g, [relay.const(1.0)]))
+        Interpreter().evaluate(relay.Call(g, [relay.const(1.0)]))
     with pytest.raises(EvaluationError, match=r"operator add takes 2 argument\(s\), got 3"):
-        create_executor().evaluate(relay.Call(relay.Op.get("add"), [relay.const(1.0)] * 3))
+        Interpreter().evaluate(relay.Call(relay.Op.get("add"), [relay.const(1.0)] * 3))
 
 
 def test_operator_without_kernel_is_an_error():
     name = f"test_interp.nokernel{next(_fresh)}"
     op = register_op(name, num_inputs=1, type_relation=lambda types, attrs: types[0])
     with pytest.raises(EvaluationError, match=f"operator {name} has no numpy kernel"):
-        create_executor().evaluate(relay.Call(op, [relay.const(1.0)]))
+        Interpreter().evaluate(relay.Call(op, [relay.const(1.0)]))
 
 
 def test_bad_projection_and_bad_reference_are_errors():
     with pytest.raises(EvaluationError, match="index 2 is out of range.*2 field"):
-        create_executor().evaluate(relay.TupleGetItem(relay.Tuple([relay.const(1.0)] * 2), 2))
+        Interpreter().evaluate(relay.TupleGetItem(relay.Tuple([relay.const(1.0)] * 2), 2))
     with pytest.raises(EvaluationError, match="not a tuple"):
-        create_executor().evaluate(relay.TupleGetItem(relay.const(1.0), 0))
+        Interpreter().evaluate(relay.TupleGetItem(relay.const(1.0), 0))
     with pytest.raises(EvaluationError, match="expected a reference"):
-        create_executor().evaluate(relay.RefRead(relay.const(1.0)))
+        Interpreter().evaluate(relay.RefRead(relay.const(1.0)))
 
 
 def test_kernel_results_become_arrays_and_tuples():
@@ -561,7 +562,7 @@ def test_kernel_results_become_arrays_and_tuples():
                 kernel=lambda args, attrs: float(args[0].sum()))
     register_op(pair_name, num_inputs=1, type_relation=lambda t, a: t[0],
                 kernel=lambda args, attrs: [args[0], np.float32(1)])
-    ex = create_executor()
+    ex = Interpreter()
     s = ex.evaluate(relay.Call(relay.Op.get(scalar_name), [relay.const([1.0, 2.0])]))
     assert isinstance(s, np.ndarray) and s.shape == () and s == 3.0
     p = ex.evaluate(relay.Call(relay.Op.get(pair_name), [relay.const([1.0, 2.0])]))
@@ -575,7 +576,7 @@ def test_messages_fall_back_to_a_brief_form_when_printing_fails(monkeypatch):
     monkeypatch.setattr(relay.Expr, "astext", broken)
     x = relay.var("x", shape=(3,))
     y = relay.var("y", shape=(4,))
-    f = create_executor().evaluate(relay.Function([x, y], relay.multiply(x, relay.nn.relu(y))))
+    f = Interpreter().evaluate(relay.Function([x, y], relay.multiply(x, relay.nn.relu(y))))
     with pytest.raises(EvaluationError, match=r"^multiply failed on multiply\(%x, nn\.relu\(%y\)\)"):
         f(np.zeros(3, F32), np.zeros(4, F32))
 

@@ -254,7 +254,7 @@ def test_custom_op_use_is_honoured():
     def is_guard(e):
         return (isinstance(e, Call) and e.op.name == "add" and isinstance(e.args[0], Call)
                 and e.args[0].op.name == "multiply" and e.args[0].args[0] is e.args[0].args[1]
-                and isinstance(e.args[1], Constant) and e.args[1].data == 1)
+                and isinstance(e.args[1], Constant) and e.args[1].data.numpy() == 1)
 
     adds = []
 

@@ -410,7 +410,7 @@ class Renamer(ExprMutator):
         return new
 
     def visit_constant(self, const):
-        return Constant(const.data.copy())
+        return Constant(const.data.numpy())
 
 
 class Mutation(ExprMutator):
@@ -429,7 +429,7 @@ class Mutation(ExprMutator):
 
     def visit_constant(self, const):
         if self.kind == "constant" and self.hit():
-            data = const.data
+            data = const.data.numpy()
             changed = ~data if data.dtype == np.bool_ else data + np.ones((), data.dtype)
             return Constant(np.asarray(changed, data.dtype))
         return const

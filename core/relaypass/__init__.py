@@ -31,10 +31,16 @@ _LAZY = {
     "structural_equal": ("relaypass.ir.structural", "structural_equal"),
     "structural_hash": ("relaypass.ir.structural", "structural_hash"),
     "assert_structural_equal": ("relaypass.ir.structural", "assert_structural_equal"),
+    # tvm.device / tvm.cpu() ...: devices of TVM's runtime (relaypass.ir.ndarray)
+    **{
+        name: ("relaypass.ir.ndarray", name)
+        for name in ("device", "cpu", "cuda", "gpu", "opencl", "cl", "vulkan", "metal", "mtl",
+                     "vpi", "rocm", "ext_dev", "hexagon")
+    },
 }
 _SUBMODULES = {
     "ir", "relay", "transform", "plugins", "op", "interp", "frontend", "functor", "errors",
-    "analysis", "dataflow_pattern", "testing", "tools",
+    "analysis", "dataflow_pattern", "testing", "tools", "nd", "runtime",
 }
 
 if TYPE_CHECKING:

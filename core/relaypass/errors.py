@@ -69,3 +69,19 @@ class ModuleError(RelayPassError, LookupError):
 
 class EvaluationError(RelayPassError):
     """The interpreter could not evaluate an expression."""
+
+
+class RelayCompatError(RelayPassError, NotImplementedError):
+    """A TVM construct relaypass does not provide: it needs a code generator or a device.
+
+    Raised where such a construct is used (``create_executor(kind="aot")``, a
+    ``"cuda"`` target, an array on a GPU device...); the message names the
+    construct and points to the "Out of scope" section of
+    docs/coming-from-relay.md.  Nothing out of scope ever runs silently.
+    """
+
+    DOC = "docs/coming-from-relay.md#out-of-scope"
+
+    def __init__(self, construct: str, why: str = "relaypass generates no code") -> None:
+        self.construct = construct
+        super().__init__(f"{construct} is out of scope for relaypass: {why} (see {self.DOC})")

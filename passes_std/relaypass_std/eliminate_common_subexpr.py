@@ -43,7 +43,7 @@ Skip = Callable[[Expr], bool]
 def _scalar_key(arg: Expr) -> object:
     """A scalar constant by value (dtype and bytes, as structural equality sees it), else the node."""
     if type(arg) is Constant:
-        data = arg.data
+        data = arg.array
         if data.ndim == 0:
             return ("scalar", data.dtype.str, data.tobytes())
     return arg

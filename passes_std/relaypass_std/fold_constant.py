@@ -118,7 +118,7 @@ class ConstantChecker:
 def _to_value(expr: Expr) -> object:
     """A constant expression as a kernel argument: an array or a tuple of values."""
     if type(expr) is Constant:
-        return expr.data
+        return expr.array
     return tuple(_to_value(f) for f in expr.fields)
 
 
@@ -135,7 +135,7 @@ def _to_expr(value: object) -> Expr:
 
 def _static_shape(expr: Expr) -> tuple[int, ...] | None:
     if type(expr) is Constant:
-        return expr.data.shape
+        return expr.array.shape
     ty = expr._checked_type
     if ty is None and type(expr) is Var:
         ty = expr.type_annotation
@@ -226,7 +226,7 @@ class _Folder(MixedModeMutator):
     def visit_if(self, if_expr: If) -> Expr:
         cond = self.visit(if_expr.cond)
         if type(cond) is Constant:
-            flat = cond.data.reshape(-1)
+            flat = cond.array.reshape(-1)
             taken = if_expr.true_branch if flat.size and flat[0] else if_expr.false_branch
             return self.visit(taken)
         return super().visit_if(if_expr)  # the condition is memoized: not folded twice

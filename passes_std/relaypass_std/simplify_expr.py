@@ -190,7 +190,7 @@ def _simplify_rsqrt() -> Rewrite:
 
 
 def _identity_value(op_name: str, const: Constant) -> bool:
-    data = const.data
+    data = const.array
     if data.ndim != 0 or data.dtype.kind not in "biuf":
         return False
     value = float(data)

@@ -116,7 +116,7 @@ def build_forward_graph(root: Expr) -> IndexedForwardGraph:
 
     for i, node in enumerate(nodes):
         if type(node) is Constant:
-            data = node.data
+            data = node.array
             if data.ndim == 0 and data.dtype.name in _SIMPLE_CONST_DTYPES:
                 pattern[i] = ELEMWISE
 

@@ -24,6 +24,7 @@ from ..errors import RelayPassError
 from ..functor import MixedModeMutator
 from ..ir.expr import Constant, Expr, Function, Let, Var
 from ..ir.expr_builders import const
+from ..ir.fields import with_fields
 from ..ir.summary import short_text
 from ..ir.traversal import post_order_visit
 from ..ir.variables import free_vars
@@ -106,9 +107,9 @@ def bind(expr: Expr, binds: Mapping[Var, Expr]) -> Expr:
     if body is expr.body and len(params) == len(expr.params):
         return expr
     outer = set(free_vars(expr))
-    candidate = Function(params, body, expr.ret_type, expr.type_params, expr.attrs, expr.span)
+    candidate = with_fields(expr, params=params, body=body)
     params.extend(v for v in free_vars(candidate) if v not in outer)
-    result = Function(params, body, expr.ret_type, expr.type_params, expr.attrs, expr.span)
+    result = with_fields(expr, params=params, body=body)
     remaining = free_vars(result)
     if len(remaining) != len(outer):
         lost = [v.name_hint for v in outer if v not in set(remaining)]

@@ -100,7 +100,7 @@ class ConversionContext:
             except RelayPassError as exc:
                 raise self.error(str(exc)) from None
         if isinstance(node, Constant):
-            return TensorType(node.data.shape, str(node.data.dtype))
+            return TensorType(node.array.shape, str(node.array.dtype))
         if isinstance(node, Var):
             if node.type_annotation is None:
                 raise self.error(f"variable %{node.name_hint} has no type")
@@ -161,7 +161,7 @@ class ConversionContext:
     def _leaf_value(self, node: Expr) -> object:
         """The value of a node whose arguments need not be evaluated (or None if unknowable)."""
         if isinstance(node, Constant):
-            return node.data
+            return node.array
         if isinstance(node, Var):
             return None
         if isinstance(node, Call):

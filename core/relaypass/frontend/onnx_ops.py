@@ -1233,7 +1233,7 @@ class Gather(OnnxOpConverter):
         shape = ctx.shape(data)
         axis = _axis(attrs.get("axis", 0), len(shape), ctx)
         if isinstance(indices, Constant) and not isinstance(shape[axis], Any):
-            idx = indices.data
+            idx = indices.array
             if (idx < 0).any():
                 indices = Constant(np.where(idx < 0, idx + shape[axis], idx).astype(idx.dtype))
             return _op.take(data, indices, axis=axis)

@@ -1,5 +1,15 @@
-"""The numpy interpreter: the executable meaning of a Relay program (Relay's debug executor)."""
+"""The numpy interpreter (Relay's semantics, executable) and ``relay.create_executor`` over it.
 
-from .interpreter import Closure, Interpreter, RefValue, create_executor
+:class:`Interpreter` computes with numpy values, for the tools and checks
+inside relaypass; :func:`create_executor` gives Relay's executors, whose
+results are TVM's runtime values (NDArray, ADT).
+"""
 
-__all__ = ["Closure", "Interpreter", "RefValue", "create_executor"]
+from .container import ADT
+from .executor import Executor, GraphExecutor, VMExecutor, create_executor
+from .interpreter import Closure, Interpreter, RefValue
+
+__all__ = [
+    "ADT", "Closure", "Executor", "GraphExecutor", "Interpreter", "RefValue", "VMExecutor",
+    "create_executor",
+]

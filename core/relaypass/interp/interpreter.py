@@ -3,7 +3,8 @@
 Passes are checked by running a module before and after them and comparing
 the outputs, so this is the one place where the meaning of the IR is
 executable.  Values are numpy arrays, Python tuples of values, :class:`Closure`
-and :class:`RefValue`.
+and :class:`RefValue`; the executors of ``relay.create_executor``
+(:mod:`relaypass.interp.executor`) hand them to users as TVM's runtime values.
 
 How evaluation is organised, and why:
 
@@ -44,18 +45,16 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.module import IRModule
+from ..ir.ndarray import NDArray
 from ..ir.op import Op
 from ..ir.summary import short_text
 from ..ir.types import Any as AnyDim
 from ..ir.types import TensorType, TupleType
 from ..ir.variables import free_vars
 
-__all__ = ["Closure", "Interpreter", "RefValue", "create_executor"]
+__all__ = ["Closure", "Interpreter", "RefValue"]
 
 _ndarray = np.ndarray
-
-EXECUTOR_KINDS = ("debug", "graph", "vm", "aot")
-"""The kinds ``create_executor`` accepts; all of them run this interpreter."""
 
 
 class Closure:
@@ -115,8 +114,8 @@ class Interpreter:
         """Evaluate ``expr``, as Relay's ``Executor.evaluate``.
 
         With no ``expr``, ``mod["main"]`` as a callable; a Function or a
-        GlobalVar gives a callable (a :class:`Closure`) taking numpy arrays or
-        Python numbers, positionally or by parameter name; any other closed
+        GlobalVar gives a callable (a :class:`Closure`) taking numpy arrays,
+        NDArrays or Python numbers, positionally or by parameter name; any other closed
         expression gives its value.  ``binds`` maps free variables of ``expr``
         to values (arrays, numbers or expressions).
         """
@@ -227,7 +226,7 @@ class Interpreter:
                         if kid not in memo:
                             kt = type(kid)
                             if kt is Constant:
-                                memo[kid] = kid.data
+                                memo[kid] = kid.array
                             elif kt is Var:
                                 raise self._unbound(kid, node)
                             else:
@@ -328,7 +327,7 @@ class Interpreter:
                     )
                 expr = expr.true_branch if flag else expr.false_branch
             elif t is Constant:
-                value = expr.data
+                value = expr.array
                 break
             elif t is Var:
                 raise self._unbound(expr, None)
@@ -444,25 +443,6 @@ class Interpreter:
         )
 
 
-def create_executor(
-    kind: str = "debug",
-    mod: IRModule | None = None,
-    device: Any = None,
-    target: Any = None,
-) -> Interpreter:
-    """An executor for ``mod``, as Relay's ``relay.create_executor``.
-
-    Every kind Relay knows ("debug", "graph", "vm", "aot") runs this numpy
-    interpreter, so scripts written for any of them work unchanged and give
-    the same results.
-    """
-    if kind not in EXECUTOR_KINDS:
-        raise ValueError(f"unknown executor kind {kind!r}; expected one of {', '.join(EXECUTOR_KINDS)}")
-    if mod is not None and not isinstance(mod, IRModule):
-        raise TypeError(f"create_executor expects an IRModule, got {type(mod).__name__}")
-    return Interpreter(mod, device, target)
-
-
 # --- arguments from Python -------------------------------------------------------
 def _match_arguments(func: Function, args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
     """Positional and keyword arguments in parameter order, as Relay's executors accept them."""
@@ -503,6 +483,8 @@ def _convert_arg(value: Any, param: Var) -> Any:
 
 
 def _to_value(value: Any, ty: Any) -> Any:
+    if type(value) is NDArray:
+        value = np.asarray(value)  # its array, not a copy: the interpreter never writes into one
     if isinstance(value, (Closure, RefValue)):
         if isinstance(ty, (TensorType, TupleType)):
             raise TypeError(f"expected a value of type {ty}, got {_value_summary(value)}")

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any as _AnyT
 
-import numpy as np
-
 from ..errors import UncheckedTypeError
 from .attrs import EMPTY_DICT_ATTRS, Attrs
 from .fields import (
@@ -37,6 +35,7 @@ from .fields import (
     with_fields,
 )
 from .fields import children as children  # the generic one, where traversals look for it
+from .ndarray import read_only
 from .node import Node, Span, _init
 from .types import Type, TypeVar
 
@@ -172,17 +171,23 @@ class GlobalVar(Expr):
 
 
 class Constant(Expr):
-    """A tensor literal holding a read-only numpy array."""
+    """A tensor literal.
 
-    __slots__ = ("data",)
+    ``data`` is its value as TVM gives it: a read-only
+    :class:`~relaypass.ir.ndarray.NDArray` (``const.data.numpy()`` is a
+    writable copy).  ``array`` is the read-only numpy array behind it, for
+    code that computes with the value without copying it.  ``data`` may be
+    given as an NDArray, a numpy array or anything numpy converts; a writable
+    array is copied, so the constant never changes.
+    """
+
+    __slots__ = ("data", "array")
     _fields_ = fields(data=TENSOR, span=SPAN)
 
     def __init__(self, data: object, span: Span | None = None):
-        arr = data if isinstance(data, np.ndarray) else np.asarray(data)
-        if arr.flags.writeable:
-            arr = arr.copy()
-            arr.flags.writeable = False
-        _init(self, "data", arr)
+        view, arr = read_only(data)
+        _init(self, "data", view)
+        _init(self, "array", arr)
         _init(self, "span", span)
         _init(self, "_checked_type", None)
 

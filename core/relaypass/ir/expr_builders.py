@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .expr import Constant, Var
+from .ndarray import NDArray
 from .types import TensorType, Type
 
 
@@ -33,10 +34,14 @@ def const(value: object, dtype: str | None = None) -> Constant:
     """A constant tensor.
 
     Without ``dtype``, Relay's defaults apply: Python ints and int64 arrays
-    become int32, Python floats and float64 arrays become float32.
+    become int32, Python floats and float64 arrays become float32.  An
+    NDArray (``tvm.nd.array(...)``) keeps its own dtype, as in Relay, which
+    then ignores ``dtype``.
     """
     if isinstance(value, Constant):
         return value
+    if isinstance(value, NDArray):
+        return Constant(value)
     if dtype is not None:
         return Constant(np.asarray(value, dtype=dtype))
     arr = np.asarray(value)

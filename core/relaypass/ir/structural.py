@@ -285,6 +285,7 @@ class _Comparer:
     def tensor_equal(self, a: object, b: object, x: _AnyT, y: _AnyT, where: object) -> None:
         if x is y:
             return
+        x, y = x.__array__(), y.__array__()  # a constant's NDArray: its numpy array
         if x.dtype != y.dtype:
             raise self.fail(where, f"dtypes {x.dtype} vs {y.dtype}", a, b)
         if x.shape != y.shape:
@@ -502,7 +503,7 @@ def _short(node: object) -> str:
         if node.type_annotation is not None:
             text += f": {type_text(node.type_annotation)}"
     elif isinstance(node, Constant):
-        data = node.data
+        data = node.array
         text = f"Constant({data.dtype}{list(data.shape)}: {_array_text(data)})"
     elif isinstance(node, IRModule):
         text = "IRModule(" + ", ".join("@" + gv.name_hint for gv in node.get_global_vars()) + ")"
@@ -664,7 +665,7 @@ _HASH_RULE = {
     "LENGTH": "len(n.{n})",
     "DATA": "n.{n}",
     "ATTRS": "n.{n}",
-    "TENSOR": "(n.{n}.dtype.str, n.{n}.shape, n.{n}.tobytes())",
+    "TENSOR": "(n.{n}.dtype, n.{n}.shape, n.{n}.__array__().tobytes())",
     "TYPE": "th(n.{n})",
     "TYPES": "(tuple([th(t) for t in n.{n}]) if n.{n} else 0)",
 }

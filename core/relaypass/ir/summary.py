@@ -132,7 +132,7 @@ def _parts(node: _AnyT, depth: int, most_items: int) -> str | list[_AnyT]:
     if isinstance(node, Op):
         return node.name
     if t is Constant:
-        data = node.data
+        data = node.array
         if data.ndim == 0:
             return f"{data.item()!r} /* {data.dtype} */"
         return f"meta[relay.Constant] /* {_tensor_text(data.shape, data.dtype)} */"

@@ -61,7 +61,7 @@ def pad_tuple2d(padding: _AnyT, op_name: str) -> tuple[int, ...]:
 def static_shape(value: _AnyT, op_name: str, what: str = "shape") -> tuple[int, ...]:
     """A shape given as ints, a list, or a Constant holding one (as Relay accepts)."""
     if isinstance(value, Constant):
-        return tuple(int(v) for v in np.asarray(value.data).reshape(-1))
+        return tuple(int(v) for v in value.array.reshape(-1))
     if isinstance(value, Expr):
         raise AttrsError(
             f"{op_name}: {what} must be static (ints or a constant); dynamic shapes given as "

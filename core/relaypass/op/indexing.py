@@ -280,7 +280,7 @@ def _ints(value) -> tuple[int, ...]:
     if isinstance(value, (int, np.integer)):
         return (int(value),)
     if isinstance(value, Constant):
-        return tuple(int(v) for v in np.asarray(value.data).reshape(-1))
+        return tuple(int(v) for v in value.array.reshape(-1))
     return tuple(int(v) for v in value)
 
 

@@ -151,8 +151,8 @@ def const_scalar(value: _AnyT) -> float | None:
     """A number given directly or as a scalar Constant; None for anything else."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
-    if isinstance(value, Constant) and value.data.ndim == 0:
-        return value.data.item()
+    if isinstance(value, Constant) and value.array.ndim == 0:
+        return value.array.item()
     return None
 
 

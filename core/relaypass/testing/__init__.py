@@ -2,8 +2,11 @@
 
 ``relaypass.testing.strategies`` holds the hypothesis strategies and
 ``check_pass`` runs a pass on them (both need the ``test`` extra);
-``random_inputs`` needs only numpy.  Names are loaded on first use so that
-importing this package never imports hypothesis by itself.
+``random_inputs`` needs only numpy.  TVM's ``tvm.testing`` helpers
+(``assert_allclose``, ``parameter``, ``fixture``, ``parametrize_targets``,
+``requires_*``, ``main``...) are in :mod:`relaypass.testing.utils` and
+re-exported here.  Names are loaded on first use so that importing this
+package never imports hypothesis or pytest by itself.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import utils
 from .inputs import random_inputs, random_value
+from .utils import *  # noqa: F403  (TVM's tvm.testing helpers; pytest is imported when used)
 
 _STRATEGIES = "relaypass.testing.strategies"
 _CHECK_PASS = "relaypass.testing.pass_check"
@@ -28,7 +33,7 @@ _LAZY = {
     "PROPERTIES": _CHECK_PASS,
 }
 
-__all__ = ["random_inputs", "random_value", *_LAZY]
+__all__ = ["random_inputs", "random_value", "utils", *utils.__all__, *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -538,7 +538,7 @@ class _Inference:
         return gtype
 
     def _constant(self, node: Constant) -> Type:
-        data = node.data
+        data = node.array
         key = (data.shape, data.dtype.str)
         t = self.const_types.get(key)
         if t is None:

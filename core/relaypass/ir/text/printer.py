@@ -270,7 +270,7 @@ class _Printer:
         if self.meta:
             if self.show_meta_data:
                 out.append("#[metadata]")
-                entries = ",\n".join(f'    "{npy_base64(c.data)}"' for c in self.meta)
+                entries = ",\n".join(f'    "{npy_base64(c.array)}"' for c in self.meta)
                 out.append('{\n  "relay.Constant": [\n' + entries + "\n  ]\n}")
             else:
                 out.append("// meta data omitted. you can use show_meta_data=True to include meta data")
@@ -514,7 +514,7 @@ class _Printer:
 
     # --- constants ----------------------------------------------------------------
     def constant_text(self, const: Constant) -> str:
-        data = const.data
+        data = const.array
         if data.ndim == 0:
             text = scalar_literal(data)
             if text is not None:

@@ -90,7 +90,7 @@ class IdentityRemover(MixedModeMutator):
         identity, positions = IDENTITIES[op.name]
         for i in positions:
             const, other = post.args[i], 1 - i
-            if (isinstance(const, Constant) and self._is_identity(op.name, const.data, identity)
+            if (isinstance(const, Constant) and self._is_identity(op.name, const.array, identity)
                     and _same_type(pre, pre.args[other])):
                 return post.args[other]
         return post

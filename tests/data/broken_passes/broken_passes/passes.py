@@ -9,7 +9,7 @@ from relaypass.transform import function_pass, module_pass
 
 class _ShiftConstants(ExprMutator):
     def visit_constant(self, const):
-        data = const.data
+        data = const.array
         if not np.issubdtype(data.dtype, np.floating):
             return const
         return Constant((data + 1).astype(data.dtype))

@@ -30,9 +30,10 @@ from __future__ import annotations
 from relaypass.analysis import ill_formed_reason
 from relaypass.errors import RelayPassError
 from relaypass.functor import post_order_visit
-from relaypass.ir.expr import Expr, Function, GlobalVar, Let, Var, children
+from relaypass.ir.expr import Expr, Function, GlobalVar, Let, Var
+from relaypass.ir.fields import children, layout_of
 from relaypass.ir.summary import clip, short_text, type_text
-from relaypass.ir.types import FuncType, IncompleteType, RefType, TupleType, Type
+from relaypass.ir.types import IncompleteType, Type
 from relaypass.transform.instrument import PassInstrument
 
 from .options import flag
@@ -234,13 +235,7 @@ def _complete(ty: Type) -> bool:
         t = stack.pop()
         if isinstance(t, IncompleteType):
             return False
-        if isinstance(t, TupleType):
-            stack.extend(t.fields)
-        elif isinstance(t, FuncType):
-            stack.extend(t.arg_types)
-            stack.append(t.ret_type)
-        elif isinstance(t, RefType):
-            stack.append(t.value)
+        stack.extend(children(t))
     return True
 
 
@@ -261,8 +256,7 @@ def _binding_culprit(func: Function, reason: str) -> _Problem:
         if node in seen:
             continue
         seen.add(node)
-        binders = node.params if isinstance(node, Function) else (node.var,) if isinstance(node, Let) else ()  # type: ignore[attr-defined]
-        for v in binders:
+        for v in layout_of(node).bound_vars(node):
             if v in bound:
                 return f"variable %{v.name_hint} is bound more than once", node, None
             bound.add(v)
@@ -294,12 +288,7 @@ def _use_outside_scope(func: Function, bound: set[Var]) -> tuple[Var, Expr] | No
         if node in seen:
             continue
         seen.add(node)
-        if isinstance(node, Function):
-            binders: frozenset[Var] = frozenset(node.params)
-        elif isinstance(node, Let):
-            binders = frozenset((node.var,))
-        else:
-            binders = frozenset()
+        binders = frozenset(layout_of(node).bound_vars(node))
         kids = children(node)
         if binders:
             in_scope.update(binders)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import RelayPassError
 from ..ir.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
+from ..ir.fields import layout_of
 from ..ir.types import Any, TensorType, TupleType, Type
 from .errors import OnnxImportError, UnsupportedOperatorError
 
@@ -221,13 +222,8 @@ class ConversionContext:
 
 
 def _children(node: Expr) -> Sequence[Expr]:
-    if isinstance(node, Call):
-        return node.args
-    if isinstance(node, Tuple):
-        return node.fields
-    if isinstance(node, TupleGetItem):
-        return (node.tuple_value,)
-    return ()
+    """The values ``node`` is computed from (a call's arguments, a tuple's fields)."""
+    return layout_of(node).operands(node)
 
 
 def _static_size(ty: Type) -> float:

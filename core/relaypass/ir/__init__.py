@@ -31,6 +31,7 @@ from .op import (
     register_op_attr,
 )
 from .structural import assert_structural_equal, structural_equal, structural_hash
+from .text import printer as _printer  # noqa: F401  (fills hooks.astext: nodes print themselves)
 from .types import (
     Any,
     FuncType,

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import hooks
 from .node import Node, _init
 
 
@@ -106,9 +107,7 @@ class Attrs(Node, Mapping):
 
 def _hashable(value: Any) -> Any:
     if isinstance(value, Node) and not isinstance(value, Attrs):
-        from .structural import structural_hash
-
-        return structural_hash(value)
+        return hooks.structural_hash(value)
     return value
 
 
@@ -118,9 +117,7 @@ def _values_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     for k, va in a.items():
         vb = b[k]
         if isinstance(va, Node) and not isinstance(va, Attrs):
-            from .structural import structural_equal
-
-            if not isinstance(vb, Node) or not structural_equal(va, vb):
+            if not isinstance(vb, Node) or not hooks.structural_equal(va, vb):
                 return False
         elif type(va) is not type(vb) and not (
             isinstance(va, (int, float)) and isinstance(vb, (int, float))

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any as _AnyT
 
 from ..errors import UncheckedTypeError
+from . import hooks
 from .attrs import EMPTY_DICT_ATTRS, Attrs
 from .fields import (
     ATTRS,
@@ -67,9 +68,7 @@ class Expr(Node):
 
     def astext(self, show_meta_data: bool = True) -> str:
         """The Relay text form of this expression."""
-        from .text.printer import astext
-
-        return astext(self, show_meta_data=show_meta_data)
+        return hooks.astext(self, show_meta_data=show_meta_data)
 
     def __str__(self) -> str:
         return self.astext()
@@ -103,9 +102,7 @@ class Expr(Node):
         return _binary("divide", other, self)
 
     def __neg__(self) -> Call:
-        from .op import Op
-
-        return Call(Op.get("negative"), [self])
+        return Call(hooks.get_op("negative"), [self])
 
     def __lt__(self, other: Expr) -> Call:
         return _binary("less", self, other)
@@ -121,9 +118,7 @@ class Expr(Node):
 
     def astype(self, dtype: str) -> Call:
         """Cast to ``dtype`` (Relay's ``expr.astype``)."""
-        from .op import make_call
-
-        return make_call("cast", [self], dtype=dtype)
+        return hooks.make_call("cast", [self], dtype=dtype)
 
     def __call__(self, *args: Expr) -> Call:
         return Call(self, args)
@@ -133,9 +128,7 @@ def _binary(op_name: str, lhs: object, rhs: object) -> Call:
     if not isinstance(lhs, Expr) or not isinstance(rhs, Expr):
         other = rhs if isinstance(lhs, Expr) else lhs
         raise TypeError(f'convert "{other!r}" with `const` first')
-    from .op import Op
-
-    return Call(Op.get(op_name), [lhs, rhs])
+    return Call(hooks.get_op(op_name), [lhs, rhs])
 
 
 def set_checked_type(expr: Expr, ty: Type) -> Expr:

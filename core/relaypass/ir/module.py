@@ -13,8 +13,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import ModuleError
+from . import hooks
 from .attrs import Attrs
 from .expr import BaseFunc, Expr, Function, GlobalVar
+from .variables import free_vars
 
 
 class IRModule:
@@ -44,8 +46,6 @@ class IRModule:
         """A module whose ``main`` is ``expr`` (wrapped in a function of its free variables)."""
         mod = IRModule(functions)
         if not isinstance(expr, Function):
-            from .variables import free_vars
-
             expr = Function(free_vars(expr), expr)
         mod["main"] = expr
         return mod
@@ -159,9 +159,7 @@ class IRModule:
     # --- text -------------------------------------------------------------
     def astext(self, show_meta_data: bool = True) -> str:
         """The Relay text form of the module."""
-        from .text.printer import astext
-
-        return astext(self, show_meta_data=show_meta_data)
+        return hooks.astext(self, show_meta_data=show_meta_data)
 
     def __str__(self) -> str:
         return self.astext()

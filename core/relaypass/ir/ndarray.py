@@ -199,6 +199,9 @@ mtl = metal
 
 _CPU = cpu(0)
 
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+"""``str(dtype)`` of each numpy dtype seen: computing it takes microseconds."""
+
 
 def _on_cpu(dev: Any, construct: str) -> Device:
     """``dev`` as a Device, which must be the CPU: arrays elsewhere are out of scope."""
@@ -238,7 +241,11 @@ class NDArray:
     @property
     def dtype(self) -> str:
         """The element type as a string: ``"float32"``, ``"int64"``, ``"bool"``."""
-        return str(self._array.dtype)
+        dt = self._array.dtype
+        name = _DTYPE_NAMES.get(dt)
+        if name is None:
+            name = _DTYPE_NAMES[dt] = str(dt)
+        return name
 
     @property
     def device(self) -> Device:

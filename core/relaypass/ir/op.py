@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import AttrsError, UnknownOpError
+from . import hooks
 from .attrs import Attrs
 from .expr import Call, Expr
 from .fields import DATA, INFO, fields
@@ -235,3 +236,7 @@ def make_call(op_name: str, args: Sequence[Expr], **attrs: Any) -> Call:
 def _camel(name: str) -> str:
     base = name.rsplit(".", 1)[-1]
     return "".join(part.capitalize() for part in base.split("_"))
+
+
+hooks.get_op = Op.get
+hooks.make_call = make_call

@@ -52,6 +52,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any as _AnyT
 
+from . import hooks
 from .attrs import Attrs
 from .expr import Constant, Expr, Var
 from .fields import ATTRS, TENSOR, Field, Layout, PerKind, compile_source, tuple_source
@@ -665,7 +666,7 @@ _HASH_RULE = {
     "LENGTH": "len(n.{n})",
     "DATA": "n.{n}",
     "ATTRS": "n.{n}",
-    "TENSOR": "(n.{n}.dtype, n.{n}.shape, n.{n}.__array__().tobytes())",
+    "TENSOR": "(n.{n}.__array__().dtype.str, n.{n}.shape, n.{n}.__array__().tobytes())",
     "TYPE": "th(n.{n})",
     "TYPES": "(tuple([th(t) for t in n.{n}]) if n.{n} else 0)",
 }
@@ -852,3 +853,7 @@ def structural_hash(node: object, map_free_vars: bool = False) -> int:
     identity, or with ``map_free_vars`` by the order in which they are met.
     """
     return _Hasher(map_free_vars).expr_hash(node) & _MASK
+
+
+hooks.structural_equal = structural_equal
+hooks.structural_hash = structural_hash

@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 
+from . import hooks
 from .fields import DATA, INFO, SPAN, TYPE, TYPE_VARS, TYPES, fields
 from .node import Node, Span, _init
 
@@ -62,9 +63,7 @@ class Type(Node):
     _language_ = "type"
 
     def astext(self) -> str:
-        from .text.printer import type_to_text
-
-        return type_to_text(self)
+        return hooks.type_to_text(self)
 
     def __str__(self) -> str:
         return self.astext()
@@ -238,14 +237,10 @@ class FuncType(Type):
             return True
         if not isinstance(other, FuncType):
             return NotImplemented if not isinstance(other, Type) else False
-        from .structural import structural_equal
-
-        return structural_equal(self, other)
+        return hooks.structural_equal(self, other)
 
     def __hash__(self) -> int:
-        from .structural import structural_hash
-
-        return structural_hash(self)
+        return hooks.structural_hash(self)
 
 
 class RefType(Type):

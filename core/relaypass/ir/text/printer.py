@@ -38,6 +38,7 @@ from typing import Any as _AnyT
 import numpy as np
 
 from ...gc_pause import gc_paused
+from .. import hooks
 from ..attrs import Attrs, normalize_attr_value
 from ..expr import (
     Call,
@@ -778,3 +779,7 @@ def _scope_children(node: Expr) -> tuple[Expr, ...]:
     scope of its variables, and a branch is a block: neither is listed.
     """
     return _OUTER[type(node)](node)
+
+
+hooks.astext = astext
+hooks.type_to_text = type_to_text

@@ -42,8 +42,19 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import free_vars, ill_formed_reason
+from ..functor import post_order_visit
+from ..interp import Interpreter
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
+from ..ir.structural import assert_structural_equal
+from ..ir.text.parser import parse
+from ..transform.context import PassContext
+from ..transform.pass_info import PassInfo
+from ..transform.registry import get_pass, get_registry
+from ..transform.specs import TYPE_INFERENCE
+from .compare import compare_outputs, flatten_outputs
+from .inputs import random_inputs
 
 __all__ = ["PROPERTIES", "PassCheckError", "check_pass"]
 
@@ -243,9 +254,6 @@ def check_pass(
 
 def _type_inference() -> tuple[Any, str]:
     """The registered type-inference pass, found by its role (never by a name), and its name."""
-    from ..transform.registry import get_registry
-    from ..transform.specs import TYPE_INFERENCE
-
     registry = get_registry()
     spec = registry.pass_for_role(TYPE_INFERENCE)
     if spec is None:
@@ -257,9 +265,6 @@ def _resolve(
     pass_or_name: Any, pass_options: Mapping[str, Any] | None, typer_name: str
 ) -> tuple[Callable[[Any], Any], str, bool]:
     """The callable to run, its name for reports, and whether it requires the typing pass."""
-    from ..transform.pass_info import PassInfo
-    from ..transform.registry import get_pass, get_registry
-
     if isinstance(pass_or_name, str):
         p: Any = get_pass(pass_or_name, **dict(pass_options or {}))
     else:
@@ -286,7 +291,6 @@ def _context_factory(
 ) -> Callable[[], Any] | None:
     if opt_level is None and config is None:
         return None
-    from ..transform.context import PassContext
 
     level = 2 if opt_level is None else opt_level
     PassContext(opt_level=level, config=config)  # bad keys fail now, not inside hypothesis
@@ -365,7 +369,6 @@ class _Checker:
             raise fail("well_typed", f"@main had type {before_ty.astext()} and now has type "
                        f"{after_ty.astext()}", out)
 
-        from .compare import compare_outputs, flatten_outputs
 
         for k, args in enumerate(arguments):
             where = f"on random_inputs(program, seed={self.seed + k})"
@@ -405,14 +408,10 @@ def _as_module(program: Any) -> IRModule:
 
 
 def _random_args(mod: IRModule, seed: int) -> list[Any]:
-    from .inputs import random_inputs
-
     return random_inputs(mod, seed)
 
 
 def _evaluate(mod: IRModule, args: list[Any]) -> Any:
-    from ..interp import Interpreter
-
     with np.errstate(all="ignore"):  # random programs overflow now and then, on both sides alike
         return Interpreter(mod).evaluate()(*args)
 
@@ -434,8 +433,6 @@ class _Snapshot:
     """
 
     def __init__(self, mod: IRModule) -> None:
-        from ..ir.text.parser import parse
-
         self.bindings = list(mod.items())
         self.attrs = mod.attrs
         self.text = mod.astext()
@@ -443,8 +440,6 @@ class _Snapshot:
 
     def difference(self, mod: IRModule) -> str:
         """What changed in ``mod`` since the snapshot ('' when nothing did)."""
-        from ..ir.structural import assert_structural_equal
-
         now = list(mod.items())
         before = dict(self.bindings)
         after = dict(now)
@@ -472,9 +467,6 @@ class _Snapshot:
 
 def _ill_formed(mod: IRModule) -> str:
     """Why ``mod`` is ill formed, or '' when it is well formed."""
-    from ..analysis import free_vars, ill_formed_reason
-    from ..functor import post_order_visit
-
     for gv, func in mod.items():
         if not isinstance(func, Function):
             continue
@@ -499,8 +491,6 @@ def _ill_formed(mod: IRModule) -> str:
 
 def _run_difference(first: Any, second: Any) -> tuple[str, str] | None:
     """How two runs' outputs differ: (reason, details), or None when they agree."""
-    from ..ir.structural import assert_structural_equal
-
     a, b = _text(first), _text(second)
     try:
         assert_structural_equal(first, second)

@@ -45,6 +45,7 @@ else:  # pragma: no cover - Python 3.10
 from ..errors import RelayPassError
 from .config import unknown_key_error
 from .context import PassContext, pass_enabled
+from .pass_info import PassInfo
 from .passes import PRESERVES_ALL, Sequential, effect_holds
 from .registry import add_note, check_options, get_registry
 
@@ -193,8 +194,6 @@ class _Reader:
         return SequenceRef(name, refs, opt_level, required, path)
 
     def dependencies(self, name: str, required: tuple[str, ...], path: str, spec: Any) -> None:
-        from .pass_info import PassInfo
-
         try:
             if spec is not None:
                 self.registry.spec_plan(spec)
@@ -405,8 +404,6 @@ class PipelineSpec:
 
 
 def _plan_info(name: str, required: tuple[str, ...]) -> Any:
-    from .pass_info import PassInfo
-
     return PassInfo(0, name, required)
 
 

@@ -1,21 +1,26 @@
-"""Visitors and mutators over Relay expressions, in the style of Relay's Python classes.
+"""Visitors and mutators over Relay expressions: TVM's Python functors, and a fast path.
 
-Deep programs are the norm (a 100,000-operator chain, or its A-normal form with
-100,000 nested lets), so nothing here recurses along dataflow:
+``ExprFunctor``, ``ExprVisitor`` and ``ExprMutator`` behave exactly as TVM's
+Python classes: ``visit`` memoizes and dispatches to ``visit_<kind>``, and the
+default ``visit_<kind>`` reaches the children through ``self.visit``, in field
+order (a call's callee, then its arguments left to right; a let's variable,
+value, then body).  So a subclass that overrides ``visit_call`` and calls
+``super().visit_call(call)`` sees the parent before its children, and a count
+kept in an override is TVM's count.  Ported analyses depend on that order.
 
-* Dataflow nodes (calls, tuples, projections) are expanded with an explicit
-  stack before their ``visit_*`` method runs, as Relay's ``MixedModeVisitor``
-  does; by the time ``visit_call`` asks for ``self.visit(arg)``, the argument
-  has already been visited and the answer comes from the memo table.
-* The default ``visit_let`` walks a chain of nested lets in a loop; a mutator
-  that drops or replaces bindings does the same with ``rewrite_let_chain``.
-* Functions, ifs and references are visited recursively, which is bounded by
-  how deeply the program nests them, not by its length.
+Those visits recurse, one level per node along a chain, as TVM's do.  Once
+the recursion on the calling thread is a few dozen levels deep (or at once,
+for an expression that looks deep), it continues on a worker thread with a
+large stack (:mod:`relaypass.deep_recursion`), so a 100,000-deep chain or let
+chain works under the default recursion limit, also with overrides that call
+``super()``.  The caller's PassContext holds on the worker.
 
-A subclass overrides ``visit_call``, ``visit_function`` and friends and calls
-``self.visit(child)`` for children, as with Relay.  Overriding ``visit_let``
-takes over the walk of let chains (the override is called for the outermost
-let only when it does not recurse itself).
+``MixedModeVisitor`` and ``MixedModeMutator`` are the fast path for code
+written for relaypass: dataflow (calls, tuples, projections) is expanded with
+an explicit stack and visited in post-order, so ``visit_call`` runs after its
+arguments (``MixedModeMutator.rewrite_call(pre, post)`` gets them rewritten),
+and let chains are walked in a loop (``rewrite_let_chain``).  Nothing there
+recurses on dataflow or let chains.
 
 What a node's children are, and how a node is rebuilt over new ones, comes
 from the node kinds' field declarations (:mod:`relaypass.ir.fields`): the
@@ -28,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .deep_recursion import run_deep, state
 from .ir.expr import (
     Call,
     Constant,
@@ -53,6 +59,10 @@ __all__ = [
 ]
 
 _DATAFLOW = frozenset({Call, Tuple, TupleGetItem})
+
+#: Nested visits the calling thread runs itself, a few Python frames each,
+#: before the recursion moves to a worker thread with room for any depth.
+SHALLOW_LEVELS = 48
 
 _METHOD_NAMES: dict[type, str] = {
     Var: "visit_var",
@@ -88,6 +98,14 @@ class ExprFunctor:
     functor instance; ``memo_map`` holds the result for every node visited.
     """
 
+    _memo_reads = True
+    """Children may be read from ``memo_map`` directly: true unless a subclass overrides ``visit``."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._memo_reads = getattr(cls.visit, "plain", False)
+
+
     memo_map: dict[Expr, Any]
     _dispatch: dict[type, Callable[[Any], Any]]
 
@@ -119,7 +137,39 @@ class ExprFunctor:
         memo = self.memo_map
         if expr in memo:
             return memo[expr]
-        result = self._method(expr)(expr)
+        fn = self._dispatch.get(type(expr)) or self._method(expr)
+        here = state
+        if here.worker:
+            result = fn(expr)
+        else:
+            level = here.level
+            if level >= SHALLOW_LEVELS or (level == 0 and _looks_deep(expr)):
+                result = run_deep(self._visit_on_worker, fn, expr)
+            else:
+                here.level = level + 1
+                try:
+                    result = fn(expr)
+                finally:
+                    here.level = level
+        memo[expr] = result
+        return result
+
+    def _visit_on_worker(self, fn: Callable[[Any], Any], expr: Expr) -> Any:
+        # On the worker every visit may recurse as deep as the program: this
+        # functor's own visits skip the guard (unless a subclass wraps ``visit``).
+        if not self._memo_reads:
+            return fn(expr)
+        self.visit = self._visit_unguarded  # type: ignore[method-assign]
+        try:
+            return fn(expr)
+        finally:
+            del self.visit
+
+    def _visit_unguarded(self, expr: Expr) -> Any:
+        memo = self.memo_map
+        if expr in memo:
+            return memo[expr]
+        result = (self._dispatch.get(type(expr)) or self._method(expr))(expr)
         memo[expr] = result
         return result
 
@@ -131,15 +181,26 @@ class ExprFunctor:
     visit_let = visit_if = visit_ref_create = visit_ref_read = visit_ref_write = _not_implemented
 
 
+def _looks_deep(expr: Expr) -> bool:
+    """Whether following the last composite child from ``expr`` goes SHALLOW_LEVELS deep.
+
+    The last child is where chains continue (a call's last argument, a let's
+    body); a deep path elsewhere is caught by the level count instead.
+    """
+    node = expr
+    for _ in range(SHALLOW_LEVELS):
+        kids = type(node)._layout_.children(node)
+        for kid in reversed(kids):
+            if not type(kid)._layout_.leaf:
+                node = kid
+                break
+        else:
+            return False
+    return True
+
+
 class _DataflowExpansion(ExprFunctor):
-    """Shared machinery: visit dataflow nodes bottom-up with an explicit stack."""
-
-    _memo_reads = True
-    """Children may be read from ``memo_map`` directly: true unless a subclass overrides ``visit``."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._memo_reads = cls.visit is _DataflowExpansion.visit
+    """Shared machinery of the mixed-mode functors: dataflow visited bottom-up with a stack."""
 
     def visit(self, expr: Expr) -> Any:
         memo = self.memo_map
@@ -176,8 +237,17 @@ class _DataflowExpansion(ExprFunctor):
         return memo[root]
 
 
-class ExprVisitor(_DataflowExpansion):
-    """Visits every node reachable from an expression once.
+# The ``visit`` methods that answer a memoized node from the memo table and do
+# nothing else: children of functors using them may be read from the table.
+ExprFunctor.visit.plain = True  # type: ignore[attr-defined]
+_DataflowExpansion.visit.plain = True  # type: ignore[attr-defined]
+for _cls in (ExprFunctor, _DataflowExpansion):
+    _cls._memo_reads = True
+del _cls
+
+
+class ExprVisitor(ExprFunctor):
+    """Visits every node reachable from an expression once, parents first (TVM's ExprVisitor).
 
     Override ``visit_<kind>`` to act on a kind of node; call the base method
     (or ``self.visit`` on the children) to keep walking below it.
@@ -197,6 +267,68 @@ class ExprVisitor(_DataflowExpansion):
 
     def visit_children(self, node: Expr) -> None:
         """Visit each child of ``node`` in field order (a call's callee, then its arguments)."""
+        visit = self.visit
+        if self._memo_reads:
+            # ``visit`` would answer from the memo table: skip the call.
+            memo = self.memo_map
+            for kid in type(node)._layout_.children(node):
+                if kid not in memo:
+                    visit(kid)
+        else:
+            for kid in type(node)._layout_.children(node):
+                visit(kid)
+
+    visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_let = visit_children
+    visit_if = visit_ref_create = visit_ref_read = visit_ref_write = visit_children
+
+
+class ExprMutator(ExprFunctor):
+    """Rebuilds an expression over its visited children (TVM's ExprMutator).
+
+    Each node is transformed once (results are memoized by node identity, so
+    sharing in the input is kept in the output), and a node none of whose
+    children changed is returned as is, with its ``checked_type``.
+    """
+
+    def visit_var(self, var: Var) -> Expr:
+        return var
+
+    def visit_global_var(self, gv: GlobalVar) -> Expr:
+        return gv
+
+    def visit_constant(self, const: Constant) -> Expr:
+        return const
+
+    def visit_op(self, op: Op) -> Expr:
+        return op
+
+    def mutate_children(self, node: Expr) -> Expr:
+        """``node`` over its visited children (in field order); ``node`` itself if none changed."""
+        layout = type(node)._layout_
+        old = layout.children(node)
+        visit = self.visit
+        if self._memo_reads:
+            memo = self.memo_map
+            new = tuple([memo[k] if k in memo else visit(k) for k in old])
+        else:
+            new = tuple([visit(k) for k in old])
+        # Expressions compare by identity: equal tuples hold the very same children.
+        if new == old:
+            return node
+        return layout.rebuild(node, new)
+
+    visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_let = mutate_children
+    visit_if = visit_ref_create = visit_ref_read = visit_ref_write = mutate_children
+
+
+class MixedModeVisitor(_DataflowExpansion, ExprVisitor):
+    """Visits every node once, dataflow in post-order and let chains in a loop: no recursion.
+
+    ``visit_call`` runs after the call's arguments were visited (TVM's C++
+    ``MixedModeVisitor``); use it where the order does not matter and speed does.
+    """
+
+    def visit_children(self, node: Expr) -> None:
         visit = self.visit
         if self._memo_reads:
             memo = self.memo_map
@@ -224,31 +356,17 @@ class ExprVisitor(_DataflowExpansion):
             memo[inner] = None
 
 
-MixedModeVisitor = ExprVisitor
+class MixedModeMutator(_DataflowExpansion, ExprMutator):
+    """A post-order rewriter for dataflow: override ``rewrite_call(pre, post)`` and friends.
 
-
-class ExprMutator(_DataflowExpansion):
-    """Rebuilds an expression bottom-up, sharing every subtree that did not change.
-
-    Each node is transformed once (results are memoized by node identity, so
-    sharing in the input is kept in the output), and a node none of whose
-    children changed is returned as is, with its ``checked_type``.
+    ``pre`` is the node of the input, ``post`` the same node rebuilt from the
+    already rewritten children (``pre`` itself when nothing below changed).
+    Whatever a ``rewrite_*`` method returns replaces the node.  Nothing
+    recurses on dataflow, and let chains are rewritten in a loop
+    (``rewrite_let_chain``), so a pass written this way handles any length.
     """
 
-    def visit_var(self, var: Var) -> Expr:
-        return var
-
-    def visit_global_var(self, gv: GlobalVar) -> Expr:
-        return gv
-
-    def visit_constant(self, const: Constant) -> Expr:
-        return const
-
-    def visit_op(self, op: Op) -> Expr:
-        return op
-
     def mutate_children(self, node: Expr) -> Expr:
-        """``node`` over its visited children (in field order); ``node`` itself if none changed."""
         layout = type(node)._layout_
         old = layout.children(node)
         visit = self.visit
@@ -258,13 +376,30 @@ class ExprMutator(_DataflowExpansion):
             new = tuple([memo[k] if k in memo else visit(k) for k in old])
         else:
             new = tuple([visit(k) for k in old])
-        # Expressions compare by identity: equal tuples hold the very same children.
         if new == old:
             return node
         return layout.rebuild(node, new)
 
-    visit_tuple = visit_tuple_getitem = visit_call = visit_function = mutate_children
-    visit_if = visit_ref_create = visit_ref_read = visit_ref_write = mutate_children
+    visit_function = visit_if = mutate_children
+    visit_ref_create = visit_ref_read = visit_ref_write = mutate_children
+
+    def rewrite_call(self, pre: Call, post: Expr) -> Expr:
+        return post
+
+    def rewrite_tuple(self, pre: Tuple, post: Expr) -> Expr:
+        return post
+
+    def rewrite_tuple_getitem(self, pre: TupleGetItem, post: Expr) -> Expr:
+        return post
+
+    def visit_call(self, call: Call) -> Expr:
+        return self.rewrite_call(call, self.mutate_children(call))
+
+    def visit_tuple(self, tup: Tuple) -> Expr:
+        return self.rewrite_tuple(tup, self.mutate_children(tup))
+
+    def visit_tuple_getitem(self, tgi: TupleGetItem) -> Expr:
+        return self.rewrite_tuple_getitem(tgi, self.mutate_children(tgi))
 
     def visit_let(self, let: Let) -> Expr:
         """Rewrites the whole chain of lets from here in a loop (see ``rewrite_let_chain``)."""
@@ -312,31 +447,3 @@ class ExprMutator(_DataflowExpansion):
                 memo[old] = new
             body = new
         return body
-
-
-class MixedModeMutator(ExprMutator):
-    """A post-order rewriter for dataflow: override ``rewrite_call(pre, post)`` and friends.
-
-    ``pre`` is the node of the input, ``post`` the same node rebuilt from the
-    already rewritten children (``pre`` itself when nothing below changed).
-    Whatever a ``rewrite_*`` method returns replaces the node.  Nothing
-    recurses on dataflow, so a pass written this way handles any chain length.
-    """
-
-    def rewrite_call(self, pre: Call, post: Expr) -> Expr:
-        return post
-
-    def rewrite_tuple(self, pre: Tuple, post: Expr) -> Expr:
-        return post
-
-    def rewrite_tuple_getitem(self, pre: TupleGetItem, post: Expr) -> Expr:
-        return post
-
-    def visit_call(self, call: Call) -> Expr:
-        return self.rewrite_call(call, ExprMutator.visit_call(self, call))
-
-    def visit_tuple(self, tup: Tuple) -> Expr:
-        return self.rewrite_tuple(tup, ExprMutator.visit_tuple(self, tup))
-
-    def visit_tuple_getitem(self, tgi: TupleGetItem) -> Expr:
-        return self.rewrite_tuple_getitem(tgi, ExprMutator.visit_tuple_getitem(self, tgi))

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from relaypass.analysis.purity import PurityAnalysis
-from relaypass.functor import ExprMutator
+from relaypass.functor import MixedModeMutator
 from relaypass.ir.expr import (
     Constant,
     Expr,
@@ -124,7 +124,7 @@ class _Usage:
                     levels.append(level)
 
 
-class _Eliminator(ExprMutator):
+class _Eliminator(MixedModeMutator):
     """Rebuilds the program without the dead bindings (and with the inlined ones substituted)."""
 
     def __init__(self, actions: dict[Var, int]) -> None:

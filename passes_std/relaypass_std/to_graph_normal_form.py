@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from relaypass.analysis.purity import PurityAnalysis
-from relaypass.functor import ExprMutator
+from relaypass.functor import MixedModeMutator
 from relaypass.ir.expr import Expr, Function, Let, Var
 from relaypass.ir.module import IRModule
 from relaypass.transform import pass_constructor
@@ -31,7 +31,7 @@ from relaypass.transform import pass_constructor
 __all__ = ["ToGraphNormalForm", "to_graph_normal_form"]
 
 
-class _GraphNormalForm(ExprMutator):
+class _GraphNormalForm(MixedModeMutator):
     """Substitutes pure let-bound values for their variables (through the memo table)."""
 
     def __init__(self, pure: dict[Var, bool]) -> None:

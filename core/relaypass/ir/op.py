@@ -215,9 +215,41 @@ def register_op(
     return op
 
 
-def register_op_attr(op_name: str, key: str, value: Any) -> None:
-    """Attach an extra attribute to a registered operator (TVM's ``register_op_attr``)."""
-    Op.get(op_name)._attrs[key] = value
+#: The level each attribute was registered at; those an operator set registers are at 10.
+_ATTR_LEVELS: dict[tuple[str, str], int] = {}
+DEFAULT_ATTR_LEVEL = 10
+
+
+def register_op_attr(op_name: str, attr_key: str, value: Any = None, level: int = DEFAULT_ATTR_LEVEL) -> Any:
+    """Attach attribute ``attr_key`` to a registered operator (TVM's ``register_op_attr``).
+
+    As in TVM, each registration has a level: a higher one replaces the
+    attribute, a lower one is ignored, and the same level twice is an error
+    (the attributes the operator set registers are at level 10, so override
+    one with ``level=11``).  Without ``value`` it is a decorator.
+    """
+    if value is None:
+        def register(fn: Any) -> Any:
+            register_op_attr(op_name, attr_key, fn, level)
+            return fn
+        return register
+    op = Op.get(op_name)
+    key = (op_name, attr_key)
+    current = _ATTR_LEVELS.get(key, DEFAULT_ATTR_LEVEL if attr_key in op._attrs else None)
+    if current == level:
+        raise ValueError(
+            f"attribute {attr_key!r} of operator {op_name!r} is already registered with the "
+            f"same level {level}; register it with a higher level to replace it"
+        )
+    if current is None or level > current:
+        op._attrs[attr_key] = value
+        _ATTR_LEVELS[key] = level
+    return value
+
+
+def register_pattern(op_name: str, pattern: OpPattern | int, level: int = DEFAULT_ATTR_LEVEL) -> Any:
+    """Set the fusion pattern of an operator (TVM's ``relay.op.register_pattern``)."""
+    return register_op_attr(op_name, "TOpPattern", OpPattern(pattern), level)
 
 
 def make_call(op_name: str, args: Sequence[Expr], **attrs: Any) -> Call:

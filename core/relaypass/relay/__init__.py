@@ -6,8 +6,8 @@ constructors (``relay.add``, ``relay.nn.conv2d``), ``relay.analysis`` and
 ``relay.transform`` (every registered pass by name) live here.
 """
 
-from .. import op
 from ..analysis.substitution import bind
+from ..functor import ExprFunctor, ExprMutator, ExprVisitor, MixedModeMutator
 from ..ir.expr import (
     Call,
     Constant,
@@ -39,14 +39,15 @@ from ..ir.types import (
     TypeVar,
     scalar_type,
 )
-from ..op import *  # noqa: F403
-from ..op import nn
-from . import analysis
+from . import analysis, expr_functor, op
+from .op import *  # noqa: F403
+from .op import nn
 
 RelayExpr = Expr
 
 __all__ = [
-    "Any", "Call", "Constant", "Expr", "FuncType", "Function", "GlobalVar", "IRModule", "If",
+    "Any", "Call", "Constant", "Expr", "ExprFunctor", "ExprMutator", "ExprVisitor", "FuncType",
+    "Function", "GlobalVar", "IRModule", "If", "MixedModeMutator", "expr_functor",
     "IncompleteType", "Let", "Op", "RefCreate", "RefRead", "RefType", "RefWrite", "RelayExpr",
     "ScopeBuilder", "TensorType", "Tuple", "TupleGetItem", "TupleType", "Type", "TypeKind",
     "TypeVar", "Var", "analysis", "bind", "const", "nn", "op", "scalar_type", "var",

@@ -9,8 +9,8 @@ entered and exited, with the failure rules of Relay's pass infrastructure
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Container, Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from . import lookup
@@ -18,13 +18,33 @@ from .config import ConfigKey, PassConfig
 from .instrument import PassInstrument
 
 
-class _Stack(threading.local):
+class _Stack:
+    """The entered contexts and the default context of one thread.
+
+    Held in a context variable rather than a ``threading.local``, so that code
+    that runs on the caller's behalf in another thread (the functors run deep
+    recursions on a thread with a large stack) sees the caller's contexts: it
+    runs in a copy of the caller's ``contextvars`` context, which holds this
+    same object.  A new thread starts with an empty context, hence its own stack.
+    """
+
+    __slots__ = ("contexts", "default")
+
     def __init__(self) -> None:
         self.contexts: list[PassContext] = []
         self.default: PassContext | None = None
 
 
-_STACK = _Stack()
+_STACK_VAR: ContextVar[_Stack] = ContextVar("relaypass_pass_contexts")
+
+
+def _stack() -> _Stack:
+    try:
+        return _STACK_VAR.get()
+    except LookupError:
+        stack = _Stack()
+        _STACK_VAR.set(stack)
+        return stack
 
 
 def _names(arg: object, what: str) -> tuple[str, ...]:
@@ -71,12 +91,12 @@ class PassContext:
     @staticmethod
     def current() -> PassContext:
         """The innermost context entered in this thread, else this thread's default context."""
-        stack = _STACK.contexts
-        if stack:
-            return stack[-1]
-        default = _STACK.default
+        state = _stack()
+        if state.contexts:
+            return state.contexts[-1]
+        default = state.default
         if default is None:
-            default = _STACK.default = PassContext()
+            default = state.default = PassContext()
         return default
 
     def __enter__(self) -> PassContext:
@@ -87,7 +107,7 @@ class PassContext:
         cleared, the context is not made current, and the error propagates.
         """
         self._enter_instruments()
-        _STACK.contexts.append(self)
+        _stack().contexts.append(self)
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
@@ -97,7 +117,7 @@ class PassContext:
         in ``exit_pass_ctx``, the list is cleared, the instruments after it are
         not exited, and its error propagates.
         """
-        stack = _STACK.contexts
+        stack = _stack().contexts
         if stack and stack[-1] is self:
             stack.pop()
         else:  # exited out of order: remove this context wherever it is

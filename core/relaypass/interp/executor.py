@@ -13,8 +13,12 @@ front end hands back:
   :class:`RefValue`.
 
 Arguments may be NDArrays, numpy arrays or Python numbers, positionally or by
-parameter name.  The targets are ``"llvm"`` and ``"c"`` (the CPU); the
-``"aot"`` executor and every other target need a code generator and raise
+parameter name.  As TVM's executors do, ``evaluate`` first type-checks what it
+is about to run (with the pass whose role is "type-inference"), so an
+ill-typed program raises a TypeInferenceError instead of computing numpy's
+idea of it; the graph executor also rejects a dynamic output shape, as TVM's.
+The targets are ``"llvm"`` and ``"c"`` (the CPU); the ``"aot"`` executor and
+every other target need a code generator and raise
 :class:`~relaypass.errors.RelayCompatError`.
 """
 
@@ -27,11 +31,15 @@ import numpy as np
 
 from ..analysis.substitution import bind_params_by_name
 from ..errors import RelayCompatError
-from ..ir.expr import Expr, Var
+from ..ir.expr import Constant, Expr, Function, GlobalVar, Let, Var
 from ..ir.module import IRModule
 from ..ir.ndarray import Device, NDArray
+from ..ir.types import Any as AnyDim
+from ..ir.types import TensorType, TupleType, Type
+from ..transform import Pass, get_pass_by_role
+from ..transform.errors import PassNotFoundError
 from .container import ADT
-from .interpreter import Closure, Interpreter
+from .interpreter import Closure, Interpreter, RefValue
 
 __all__ = [
     "CPU_TARGETS", "EXECUTOR_KINDS", "Executor", "GraphExecutor", "VMExecutor", "create_executor",
@@ -57,8 +65,34 @@ class Executor(Interpreter):
     kind = "debug"
 
     def evaluate(self, expr: Expr | None = None, binds: Mapping[Var, Any] | None = None) -> Any:
+        self._type_check(expr, binds)
         value = super().evaluate(expr, binds)
         return value if type(value) is Closure else self._runtime_value(value)
+
+    def _type_check(self, expr: Expr | None, binds: Mapping[Var, Any] | None) -> Type | None:
+        """Type-check the module with what ``evaluate`` runs; the type of that, if known.
+
+        ``binds`` become lets of constants, as TVM binds them.  Without a pass
+        for the role "type-inference" (no standard passes installed), nothing
+        is checked.
+        """
+        typer = _typer()
+        if typer is None:
+            return None
+        if expr is None or type(expr) is GlobalVar:
+            gv = self._main_var() if expr is None else expr
+            return typer(self.mod)[gv].checked_type
+        body = expr
+        for var, value in reversed(list((binds or {}).items())):
+            if not isinstance(value, Expr):
+                if isinstance(value, (Closure, RefValue, tuple, list)):
+                    return None  # not a tensor: TVM's let of a runtime value has no constant form
+                value = Constant(value)
+            body = Let(var, value, body)
+        mod = self.mod.copy()
+        gv = GlobalVar("__relaypass_evaluate")
+        mod[gv] = body if type(body) is Function else Function([], body)
+        return typer(mod)[gv].checked_type
 
     def _call_from_python(self, closure: Closure, args: Any, kwargs: Mapping[str, Any]) -> Any:
         return self._runtime_value(super()._call_from_python(closure, args, kwargs))
@@ -84,9 +118,20 @@ class VMExecutor(Executor):
 
 
 class GraphExecutor(Executor):
-    """TVM's ``"graph"`` kind: a tuple result comes back as a Python list of its fields."""
+    """TVM's ``"graph"`` kind: a tuple result comes back as a Python list of its fields.
+
+    As in TVM, a function whose output shape is dynamic (``relay.Any()``) is
+    rejected with a ValueError.
+    """
 
     kind = "graph"
+
+    def _type_check(self, expr: Expr | None, binds: Mapping[Var, Any] | None) -> Type | None:
+        ty = super()._type_check(expr, binds)
+        ret = getattr(ty, "ret_type", None)
+        if ret is not None and _is_dynamic(ret):
+            raise ValueError(f"Graph Executor only supports static graphs, got output type {ret}")
+        return ty
 
     def _container(self, fields: list[Any]) -> Any:
         return fields
@@ -134,6 +179,21 @@ def create_executor(
         mod = mod.copy()
         mod.update_func("main", main)
     return cls(mod, device, target)
+
+
+def _typer() -> Pass | None:
+    try:
+        return get_pass_by_role("type-inference")
+    except PassNotFoundError:
+        return None
+
+
+def _is_dynamic(ty: Any) -> bool:
+    if isinstance(ty, TensorType):
+        return any(isinstance(d, AnyDim) for d in ty.shape)
+    if isinstance(ty, TupleType):
+        return any(_is_dynamic(f) for f in ty.fields)
+    return False
 
 
 def _check_target(target: Any) -> None:

@@ -229,7 +229,7 @@ class NDArray:
     __slots__ = ("_array", "_device", "__weakref__")
 
     def __init__(self, arr: np.ndarray, device: Device | None = None) -> None:
-        self._array = arr
+        self._array = arr if type(arr) is np.ndarray else np.asarray(arr)
         self._device = _CPU if device is None else device
 
     # --- what the array is ---------------------------------------------------------------

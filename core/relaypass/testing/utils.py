@@ -124,7 +124,7 @@ def parameters(*value_sets: tuple, ids: Iterable[str] | None = None) -> list[Any
     pytest = _pytest()
     group_name = f"_tvm_testing_parameters_{_groups}"
     _groups += 1
-    ids = None if ids is None else list(ids)
+    ids = [_set_id(i, s) for i, s in enumerate(value_sets)] if ids is None else list(ids)
 
     @pytest.fixture(params=list(value_sets), ids=ids)
     def group(*_cls: Any, request: Any) -> Any:
@@ -133,6 +133,13 @@ def parameters(*value_sets: tuple, ids: Iterable[str] | None = None) -> list[Any
     sys._getframe(1).f_globals[group_name] = group
     width = len(value_sets[0]) if value_sets else 0
     return [pytest.fixture(_field_of(group_name, i)) for i in range(width)]
+
+
+def _set_id(position: int, values: tuple) -> str:
+    """A test id for one set of values, as pytest spells ids: ``16-float32``."""
+    if all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+        return "-".join(str(v) for v in values)
+    return f"set{position}"
 
 
 def _field_of(group_name: str, index: int) -> Callable[..., Any]:

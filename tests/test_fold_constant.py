@@ -350,7 +350,8 @@ def test_a_chain_of_100000_calls_with_nothing_to_fold():
     f = relay.Function([x], _chain(100_000, x, relay.const(np.ones(2, "float32"))))
     mod = IRModule.from_expr(f)
     out = FoldConstant()(mod)
-    assert out["main"] is f
+    # Nothing folded; the function pass ends with type inference, as in Relay.
+    assert_structural_equal(out["main"], infer_type()(mod)["main"])
     assert sys.getrecursionlimit() == limit
 
 

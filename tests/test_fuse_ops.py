@@ -582,6 +582,32 @@ def test_relay_fuse_take_and_gather_nd(op_name):
     check_example(before(), expected())
 
 
+@pytest.mark.parametrize("op_name", ["take", "gather_nd"])
+def test_link_params_writes_constants_into_the_fused_function(op_name):
+    """Relay's link_params: the constant is part of the body, not an argument."""
+    indices = [0] if op_name == "take" else [[0, 1], [1, 0]]
+
+    def make(data, idx):
+        concat = relay.concatenate([data, data], axis=-1)
+        if op_name == "take":
+            return relay.take(concat, indices=idx)
+        return relay.gather_nd(concat, indices=idx)
+
+    x = relay.var("x", shape=(10, 1))
+    before = infer(relay.Function([x], make(x, relay.const(indices, dtype="int64"))))
+
+    p0 = relay.var("p0", shape=(10, 1))
+    f0 = primitive(relay.Function([p0], make(p0, relay.const(indices, dtype="int64"))))
+    x = relay.var("x", shape=(10, 1))
+    expected = infer(relay.Function([x], relay.Call(f0, [x])))
+    assert_structural_equal(fuse_ops(before, link_params=True), expected)
+
+    # At fuse level 0 the constant is still no argument of take's own function.
+    level0 = fuse_ops(before, 0, link_params=True)
+    last = level0.body.op
+    assert [type(a) for a in last.body.args] == [Var, type(relay.const(0))]
+
+
 def test_relay_fuse_bcast_reduce_scalar():
     def before():
         x = relay.var("x", shape=(), dtype="int32")

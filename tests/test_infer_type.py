@@ -77,8 +77,8 @@ def test_add_broadcast_op():
     t1, t2, t3 = TensorType((10, 4)), TensorType((5, 10, 1)), TensorType((5, 10, 4))
     assert f.checked_type == FuncType([t1, t2], t3)
     assert f.body.checked_type == t3
-    # Unlike Relay, operator calls do not repeat their argument types as type_args.
-    assert f.body.type_args == ()
+    # As Relay: an operator call carries its arguments' types as type_args (not printed).
+    assert f.body.type_args == (t1, t2)
     assert "add(%x, %y)" in f.astext()
 
 

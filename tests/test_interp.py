@@ -487,7 +487,7 @@ def test_100000_nested_lets():
 def test_kernel_failure_names_the_operator_the_expression_and_the_span():
     x = relay.var("x", shape=(3,))
     y = relay.var("y", shape=(4,))
-    call = relay.Call(relay.Op.get("add"), [x, y], span=Span("model.relay", 3, 7))
+    call = relay.Call(relay.Op.get("add"), [x, y], span=Span("model.relay", 3, 3, 7, 7))
     f = Interpreter().evaluate(relay.Function([x, y], relay.nn.relu(call)))
     with pytest.raises(EvaluationError) as info:
         f(np.zeros(3, F32), np.zeros(4, F32))

@@ -23,8 +23,8 @@ def metadata(*entries: str) -> str:
 
 # (name, text, line, column, message)
 CASES = [
-    ("missing paren", HEAD + "  %0 = add(%x, %x;\n  %0\n}\n",
-     2, 18, "expected ',' or ')' but found ';'"),
+    ("missing paren", HEAD + "  %0 = add(%x, %x\n  %0\n}\n",
+     3, 3, "expected ',' or ')' but found '%0'"),
     ("undefined variable", HEAD + "  %0 = add(%x, %y);\n  %0\n}\n",
      2, 16, "undefined variable %y"),
     ("undefined global", HEAD + "  @helpr(%x)\n}\ndef @helper(%a: float32) { %a }\n",
@@ -101,8 +101,10 @@ CASES = [
      2, 1, "expected 'def' but found '}'"),
     ("unsupported version", '#[version = "0.0.4"]\ndef @main(%x: float32) { %x }\n',
      1, 13, "unsupported text format version '0.0.4'"),
-    ("let as an argument", HEAD + "  add(%x, let %a = %x; %a)\n}\n",
-     2, 11, "'let' starts a statement, not an expression"),
+    ("let as a let value", HEAD + "  let %b = let %a = %x; %a;\n  %b\n}\n",
+     2, 12, "'let' starts a statement, not an operand; put it in parentheses"),
+    ("let variable out of its block", HEAD + "  add((let %a = %x; %a), %a)\n}\n",
+     2, 26, "undefined variable %a"),
     ("bare expression given to parse", "free_var %x: float32;\n%x\n",
      1, 1, "expected 'def' but found 'free_var' (use parse_expr for a bare expression)"),
     ("const with too few elements", HEAD + "  add(%x, const([1, 2], Tensor[(1, 3), float32]))\n}\n",
@@ -128,8 +130,8 @@ def test_malformed_module_text(text, line, column, message):
 
 def test_error_records_what_was_found_and_expected():
     with pytest.raises(ParseError) as info:
-        parse(HEAD + "  %0 = add(%x, %x;\n  %0\n}\n", source_name=SOURCE)
-    assert info.value.found == ";"
+        parse(HEAD + "  %0 = add(%x, %x\n  %0\n}\n", source_name=SOURCE)
+    assert info.value.found == "%0"
     assert info.value.expected == "',' or ')'"
 
 
@@ -141,8 +143,17 @@ def test_error_records_what_was_found_and_expected():
          "undefined variable %x (declare free variables with 'free_var %x: <type>;')"),
         ("fn (%x: float32) {\n  %x\n} extra", 3, 3, "expected end of input but found 'extra'"),
         ("def @main() { () }", 1, 1, "a 'def' is not allowed inside an expression"),
-        ("free_var %x: float32;\nfn (%y: float32) {\n  free_var %z;\n  %y\n}", 3, 3,
-         "'free_var' declarations belong at the top of an expression"),
+        ("free_var %x: float32;\n(free_var %z; %z, %y)", 2, 19, "undefined variable %y"),
+        ("1 +", 1, 4, "expected an expression but found end of input"),
+        ("1 + * 2", 1, 5, "expected an expression but found '*'"),
+        ("1 < = 2", 1, 5, "expected an expression but found '='"),
+        ("2147483648i32", 1, 1, "integer literal 2147483648 is out of range for int32"),
+        ("32768i16", 1, 1, "integer literal 32768 is out of range for int16"),
+        ("3.40283e+38f32", 1, 1, "floating point number 3.40283e+38 is unrepresentable in float32"),
+        ("65505f16", 1, 1, "floating point number 65505 is unrepresentable in float16"),
+        ("1e999f64", 1, 1, "floating point number 1e999 is unrepresentable in float64"),
+        ("meta[type_key][1337]", 1, 6, "unknown metadata kind 'type_key'"),
+        ("/* a /* nested */ comment\n()", 1, 1, "unterminated comment"),
         ("const([1, 2], Tensor[(2), int8)", 1, 31,
          "expected ']' to close the '[' opened at 1:21 but found ')'"),
         ("const([1, 2.5], Tensor[(2), int8])", 1, 11, "'2.5' is not an integer, as int8 needs"),

@@ -8,7 +8,7 @@ import pytest
 
 from relaypass import relay
 from relaypass.errors import RelayPassError, TypeInferenceError
-from relaypass.ir import Function, IRModule
+from relaypass.ir import Function, IRModule, assert_structural_equal
 from relaypass.transform import (
     ConfigKey,
     ConfigTypeError,
@@ -99,9 +99,9 @@ def test_module_pass_takes_the_function_as_first_argument_too():
 
 
 def test_decorators_need_opt_level():
-    with pytest.raises(TypeError, match="opt_level"):
+    with pytest.raises(ValueError, match="opt_level"):  # TVM's ValueError
         module_pass(lambda mod, ctx: mod)
-    with pytest.raises(TypeError, match="opt_level"):
+    with pytest.raises(ValueError, match="opt_level"):
         function_pass(lambda f, mod, ctx: f)
 
 
@@ -135,7 +135,9 @@ def test_function_pass_decorator_on_a_class_replaces_each_function():
     fpass = ReplaceFunc(replacement)
     assert isinstance(fpass, FunctionPass)
     out = fpass(_module("a", "b"))
-    assert out["a"] is replacement and out["b"] is replacement
+    typed = get_pass("InferType")(IRModule({"y": replacement}))["y"]  # as in Relay: typed after
+    assert_structural_equal(out["a"], typed)
+    assert_structural_equal(out["b"], typed)
 
 
 def test_class_decorator_checks_for_the_transform_method():
@@ -167,6 +169,89 @@ def test_function_pass_result_must_be_a_function():
         bad(_module())
 
 
+# --- a function pass ends with type inference, as in Relay ------------------------------------
+def _names_seen():
+    from relaypass.transform.instrument import pass_instrument
+
+    @pass_instrument
+    class Names:
+        def __init__(self):
+            self.seen = []
+
+        def run_before_pass(self, mod, info):
+            self.seen.append(info.name)
+
+    return Names()
+
+
+def test_function_pass_types_its_result_with_the_type_inference_pass():
+    x = relay.var("x", shape=(3,))
+    untyped = relay.Function([x], relay.add(x, x))
+    swap = function_pass(lambda f, m, c: untyped, opt_level=0, name="swap")
+    names = _names_seen()
+    with PassContext(instruments=[names]):
+        out = swap(_module())
+    assert out["main"].has_checked_type and out["main"].ret_type is not None
+    assert names.seen == ["swap", "InferType"]  # reported inside the function pass
+
+
+def test_typing_a_result_that_changed_nothing_is_reported_not_computed():
+    typed = get_pass("InferType")(_module("a", "b"))
+    same = function_pass(lambda f, m, c: f, opt_level=0, name="same")
+    names = _names_seen()
+    with PassContext(instruments=[names]):
+        out = same(typed)
+    assert names.seen == ["same", "InferType"]
+    assert out["a"] is typed["a"] and out["b"] is typed["b"]  # the module was already typed
+    # Untyped functions are typed even when the pass changed none of them (as in Relay).
+    assert same(_module())["main"].has_checked_type
+
+
+def test_a_required_type_inference_runs_again_after_a_function_pass():
+    # As in Relay: the InferType a function pass ends with is its own; a pass that
+    # requires InferType still gets it run before itself.
+    first = function_pass(lambda f, m, c: f, opt_level=0, name="first")
+    needs = module_pass(lambda mod, ctx: mod, opt_level=0, name="needs", required=["InferType"])
+    names = _names_seen()
+    with PassContext(instruments=[names]):
+        Sequential([first, needs])(_module())
+    assert names.seen == ["sequential", "first", "InferType", "InferType", "needs"]
+
+
+def test_an_ill_typed_function_pass_result_names_the_function_pass():
+    x = relay.var("x", shape=(3,))
+    y = relay.var("y", shape=(4,))
+    bad = function_pass(lambda f, m, c: relay.Function([x, y], relay.add(x, y)), opt_level=0,
+                        name="Mismatch")
+    with pytest.raises(TypeInferenceError) as err:
+        bad(_module())
+    notes = getattr(err.value, "__notes__", [])
+    assert any("while typing the result of function pass 'Mismatch'" in n for n in notes)
+
+
+def test_a_function_pass_without_a_type_inference_pass_says_so(registered):
+    from relaypass.transform.errors import PassNotFoundError
+
+    # An in-process InferType that claims no role shadows the standard one.
+    registered(module_pass(lambda mod, ctx: mod, opt_level=0, name="InferType"), override=True)
+    with pytest.raises(PassNotFoundError, match="no registered pass has role 'type-inference'") as err:
+        function_pass(lambda f, m, c: f, opt_level=0, name="lonely")(_module())
+    assert any("function pass 'lonely'" in n for n in getattr(err.value, "__notes__", []))
+
+
+def test_a_typing_pass_that_is_a_function_pass_does_not_type_itself(registered):
+    calls = []
+
+    @function_pass(opt_level=0, name="FunctionTyper")
+    def typer(func, mod, ctx):
+        calls.append(func)
+        return func
+
+    registered(typer, role="type-inference", override=True)
+    out = function_pass(lambda f, m, c: f, opt_level=0, name="user")(_module())
+    assert len(calls) == 1 and "main" in out  # the user pass's typing ran it once, no more
+
+
 def test_module_pass_result_must_be_a_module():
     bad = module_pass(lambda mod, ctx: None, opt_level=0, name="returns_none")
     with pytest.raises(PassResultError, match="returns_none"):
@@ -193,13 +278,14 @@ def test_function_pass_does_not_change_its_input_module():
     mod = _module("a")
     before = mod["a"]
     out = function_pass(lambda f, m, c: other, opt_level=0, name="swap")(mod)
-    assert mod["a"] is before and out["a"] is other
+    assert mod["a"] is before and out["a"].params[0].name_hint == "z"
 
 
 def test_old_style_invocation_on_a_function_gives_a_function():
     replacement = _func("q")
     p = function_pass(lambda f, m, c: replacement, opt_level=0, name="swap")
-    assert p(_func()) is replacement
+    out = p(_func())
+    assert isinstance(out, Function) and out.params[0].name_hint == "q" and out.ret_type is not None
 
 
 def test_old_style_invocation_on_an_expression_gives_an_expression():
@@ -539,9 +625,9 @@ def test_an_exception_in_a_pass_keeps_its_type_and_gets_a_note():
 def test_print_ir_prints_and_returns_the_module_unchanged(capsys):
     mod = _module()
     out = PrintIR("after fold")(mod)
-    printed = capsys.readouterr().out
-    assert printed.startswith("PrintIR(after fold):\n")
-    assert "def @main" in printed
+    printed = capsys.readouterr()
+    assert printed.err.startswith("PrintIR(after fold):\n") and not printed.out  # stderr, as TVM logs it
+    assert "def @main" in printed.err
     assert out["main"] is mod["main"]
     assert PrintIR().info.opt_level == 0 and PrintIR().info.name == "PrintIR"
 

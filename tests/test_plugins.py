@@ -557,12 +557,14 @@ def test_pip_installed_plugin_is_listed_built_and_usable_from_a_pipeline(templat
     assert report["instruments"]["OpCounter"] == [TEMPLATE_DIST, TEMPLATE_VERSION]
     assert report["passes"]["InferType"][0] == "relaypass"
     # get_pass ran InferType first (RemoveIdentities requires it) and read the config
-    # key's default (signed_zeros = false: add(x, 0f) is removed too).
-    assert report["get_pass"] == {"ran": ["InferType", "RemoveIdentities"], "ops": {}}
+    # key's default (signed_zeros = false: add(x, 0f) is removed too); as a function pass,
+    # RemoveIdentities ended by typing its result (as in Relay): InferType again.
+    assert report["get_pass"] == {"ran": ["InferType", "RemoveIdentities", "InferType"],
+                                  "ops": {}}
     # The pipeline set the config key (add(x, 0f) stays) and ran the plugin's instrument
-    # with its option: the Sequential, InferType (added) and RemoveIdentities.
+    # with its option: the Sequential, InferType (added), RemoveIdentities and its typing.
     assert report["pipeline"] == {"add": 1}
-    assert "demo count: 3 passes" in report["stdout"]
+    assert "demo count: 4 passes" in report["stdout"]
 
 
 def test_pip_installed_plugin_is_listed_by_the_cli(template_venv):

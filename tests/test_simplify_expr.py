@@ -400,6 +400,55 @@ def test_simplify_add():
     assert_simplifies_to(relay.add(x, x), relay.multiply(x, relay.const(2.0)))
 
 
+def _binomial(x, y, a, b, c, dtype):
+    """a*x*x + b*x*y + c*y*y, written as Relay's SimplifyBinomial expects it (no factor 1)."""
+    def term(k, u, v):
+        return u * v if k == 1 else relay.const(k, dtype) * u * v
+
+    return term(a, x, x) + term(b, x, y) + term(c, y, y)
+
+
+def test_simplify_binomial_factors_real_roots():
+    x = relay.var("x", shape=(3,), dtype="float64")
+    y = relay.var("y", shape=(3,), dtype="float64")
+    before = relay.Function([x, y], _binomial(x, y, 2.0, 7.0, 3.0, "float64"))
+    after = simplified(before)
+    # roots of 2t^2 - 7t + 3: 3 and 0.5; a = 2 stays in front
+    x2 = relay.var("x", shape=(3,), dtype="float64")
+    y2 = relay.var("y", shape=(3,), dtype="float64")
+    first = x2 + y2 * relay.const(3.0, "float64")
+    second = x2 + y2 * relay.const(0.5, "float64")
+    expected = relay.Function([x2, y2], relay.const(2.0, "float64") * (first * second))
+    assert_structural_equal(after, run_infer_type(expected))
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(3), rng.standard_normal(3)]
+    assert_same_values(create_executor(mod=IRModule.from_expr(after)).evaluate()(*args).numpy(),
+                       create_executor(mod=IRModule.from_expr(before)).evaluate()(*args).numpy())
+
+
+def test_simplify_binomial_swaps_x_and_y_when_only_c_is_one_and_squares_a_double_root():
+    x = relay.var("x", shape=(3,), dtype="float32")
+    y = relay.var("y", shape=(3,), dtype="float32")
+    after = simplified(relay.Function([x, y], _binomial(x, y, 4.0, 4.0, 1.0, "float32")))
+    # 4x^2 + 4xy + y^2 = (y + 2x)^2: one factor, used twice; the leading 1 is eliminated
+    x2 = relay.var("x", shape=(3,), dtype="float32")
+    y2 = relay.var("y", shape=(3,), dtype="float32")
+    factor = y2 + x2 * relay.const(2.0, "float32")
+    assert_structural_equal(after, run_infer_type(relay.Function([x2, y2], factor * factor)))
+    assert after.body.args[0] is after.body.args[1]
+
+
+@pytest.mark.parametrize("a, b, c, dtype", [
+    (1, 1, 1, "float32"),  # complex roots
+    (6, 5, 1, "float16"),  # Relay reads coefficients for int32/float32/float64 only: 1, 1, 1
+])
+def test_simplify_binomial_leaves_sums_without_real_roots(a, b, c, dtype):
+    x = relay.var("x", shape=(3,), dtype=dtype)
+    y = relay.var("y", shape=(3,), dtype=dtype)
+    f = relay.Function([x, y], _binomial(x, y, a, b, c, dtype))
+    assert_structural_equal(simplified(f), run_infer_type(f))
+
+
 # --- Relay's grouping rules ---------------------------------------------------------------
 
 

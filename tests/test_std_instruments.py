@@ -96,6 +96,16 @@ def run(passes, instruments, mod=None, name="outer"):
         return Sequential(passes, name=name)(mod)
 
 
+def timed(passes, timing, name="outer"):
+    """Run under ``timing``; its records and table, read before the context exits clears them."""
+    with PassContext(opt_level=3, instruments=[timing]):
+        try:
+            Sequential(passes, name=name)(make_module())
+        finally:
+            found = timing.records(), timing.render()
+    return found
+
+
 def test_standard_instruments_are_registered_plugins(tmp_path):
     out = io.StringIO()
     printer = get_instrument("PrintAfter", passes=["Negate"], file=out)
@@ -116,11 +126,13 @@ def test_standard_instruments_are_registered_plugins(tmp_path):
             f"options = {{ dir = {str(dumps)!r}, passes = [] }}\n"
         )
         pipeline = load_pipeline(str(path))
-        pipeline(make_module())
+        timing = pipeline.instruments[0]
+        with pipeline.context():  # the profile is read before the context exits (as in TVM)
+            pipeline.sequential(make_module())
+            records = timing.records()
     finally:
         unregister_pass("Negate")
-    timing = pipeline.instruments[0]
-    assert [(r.name, r.depth) for r in timing.records()] == [("pipeline", 0), ("Negate", 1)]
+    assert [(r.name, r.depth) for r in records] == [("pipeline", 0), ("Negate", 1)]
     assert sorted(p.name for p in dumps.iterdir()) == ["000_input.relay", "001_Negate.relay"]
 
 
@@ -138,8 +150,7 @@ def test_instruments_are_pass_instruments():
 def test_timing_records_follow_the_nesting_of_passes():
     timing = PassTimingInstrument()
     inner = Sequential([identity, negate], name="inner")
-    run([identity, inner, negate], [timing])
-    records = timing.records()
+    records, _ = timed([identity, inner, negate], timing)
     assert [(r.name, r.depth) for r in records] == [
         ("outer", 0), ("Identity", 1), ("inner", 1), ("Identity", 2), ("Negate", 2), ("Negate", 1),
     ]
@@ -154,8 +165,8 @@ def test_timing_records_follow_the_nesting_of_passes():
 
 def test_timing_render_is_an_indented_table():
     timing = PassTimingInstrument()
-    run([Sequential([negate], name="inner")], [timing])
-    lines = timing.render().splitlines()
+    _, table = timed([Sequential([negate], name="inner")], timing)
+    lines = table.splitlines()
     assert lines[0].startswith("Pass timing: 3 pass runs")
     assert lines[1].split() == ["pass", "total", "ms", "self", "ms", "%", "of", "parent"]
     labels = [re.match(r"^ *\S+", row).group(0) for row in lines[2:]]
@@ -167,19 +178,27 @@ def test_timing_render_is_an_indented_table():
 def test_timing_prints_on_exit_and_clears():
     out = io.StringIO()
     timing = PassTimingInstrument(print_on_exit=True, file=out)
-    run([negate], [timing])
-    assert out.getvalue() == timing.render() + "\n"
+    _, table = timed([negate], timing)
+    assert out.getvalue() == table + "\n"
     assert "Negate" in out.getvalue()
-    timing.clear()
-    assert timing.records() == []
-    assert timing.render() == "Pass timing: no pass ran"
+    # Exiting the context cleared the profile, as TVM's does.
+    assert timing.records() == [] and timing.render() == ""
+
+
+def test_timing_clear_forgets_the_profile():
+    timing = PassTimingInstrument()
+    with PassContext(instruments=[timing]):
+        negate(make_module())
+        assert [r.name for r in timing.records()] == ["Negate"]
+        timing.clear()
+        assert timing.records() == [] and timing.render() == ""
 
 
 def test_timing_starts_a_fresh_profile_per_context():
     timing = PassTimingInstrument()
     run([negate], [timing])
-    run([identity], [timing])
-    assert [r.name for r in timing.records()] == ["outer", "Identity"]
+    records, _ = timed([identity], timing)
+    assert [r.name for r in records] == ["outer", "Identity"]
 
 
 def test_timing_marks_a_pass_that_raised():
@@ -187,16 +206,16 @@ def test_timing_marks_a_pass_that_raised():
     def boom(mod, ctx):
         raise ValueError("boom")
 
-    timing = PassTimingInstrument()
+    out = io.StringIO()
+    timing = PassTimingInstrument(print_on_exit=True, file=out)
     with pytest.raises(ValueError, match="boom"):
         run([identity, boom], [timing])
-    records = timing.records()
-    assert [(r.name, r.completed) for r in records] == [
-        ("outer", False), ("Identity", True), ("Boom", False),
-    ]
-    assert "Boom (did not finish)" in timing.render()
-    frozen = [r.total_ms for r in records]
-    assert [r.total_ms for r in timing.records()] == frozen  # the clock stopped at exit
+    # Written on exit: the passes still running then (the one that raised and the
+    # Sequential around it) are marked, their clocks stopped at exit.
+    rows = [line.split()[0] for line in out.getvalue().splitlines()[2:]]
+    assert rows == ["outer", "Identity", "Boom"]
+    assert "outer (did not finish)" in out.getvalue() and "Boom (did not finish)" in out.getvalue()
+    assert "Identity (did not finish)" not in out.getvalue()
 
 
 def test_timing_option_is_checked():
@@ -248,10 +267,12 @@ def test_print_to_a_file_path_appends(tmp_path):
 
 def test_tvm_pass_printing_instrument():
     out = io.StringIO()
-    run([identity, negate], [PassPrintingInstrument(print_before_pass_names=["Identity"],
-                                              print_after_pass_names=["Negate"], file=out)])
-    headers = [line for line in out.getvalue().splitlines() if line.startswith("// IR")]
-    assert headers == ["// IR before pass Identity", "// IR after pass Negate"]
+    mod = make_module()
+    result = run([identity, negate], [PassPrintingInstrument(["Identity"], ["Negate"], file=out)],
+                 mod=mod)
+    # TVM's text: a header, the module, two blank lines.
+    assert out.getvalue() == (f"Print IR before: Identity\n{mod}\n\n\n"
+                              f"Print IR after: Negate\n{result}\n\n\n")
 
 
 def test_print_options_are_checked():

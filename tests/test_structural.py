@@ -151,8 +151,13 @@ def test_different_types_shapes_and_dtypes_are_not_equal():
     assert differ(TupleType([F32]), TupleType([F32, F32]))
     assert both(RefType(F32), RefType(TensorType((2, 3))))
     assert differ(RefType(F32), RefType(TensorType((2, 3), "int32")))
-    assert both(IncompleteType(), IncompleteType())
-    assert not structural_equal(IncompleteType(TypeKind.Type), IncompleteType(TypeKind.ShapeVar))
+    # Incomplete types are variables (TVM): equal to themselves, or mapped with map_free_vars.
+    hole = IncompleteType()
+    assert both(hole, hole)
+    assert not structural_equal(IncompleteType(), IncompleteType())
+    assert both(IncompleteType(), IncompleteType(), map_free_vars=True)
+    assert not structural_equal(IncompleteType(TypeKind.Type), IncompleteType(TypeKind.ShapeVar),
+                                map_free_vars=True)
 
 
 def test_function_types_compare_type_params_up_to_renaming():
@@ -205,16 +210,30 @@ def test_checked_type_and_span_are_ignored():
     assert both(a, b)
 
 
-def test_sharing_compares_as_trees():
+def test_sharing_must_match_graph_equality():
+    # TVM: a node used twice equals a node used twice, not two copies of it.
     x = relay.var("x", F32)
     shared = relay.nn.relu(x)
     dag = relay.add(shared, shared)
+    other = relay.nn.relu(x)
+    assert both(dag, relay.add(other, other))
     tree = relay.add(relay.nn.relu(x), relay.nn.relu(x))
-    assert both(dag, tree)
+    assert differ(dag, tree)
+    assert not structural_equal(tree, dag)
+    # Constants, projections, globals and operators are compared afresh wherever they occur.
+    c = relay.const(1.0)
+    assert both(relay.add(c, c), relay.add(relay.const(1.0), relay.const(1.0)))
+    t = Tuple([x, x])
+    item = TupleGetItem(t, 0)
+    assert both(relay.add(item, item), relay.add(TupleGetItem(t, 0), TupleGetItem(t, 0)))
+    # ... and so is the empty tuple; a non-empty tuple is a graph node.
+    unit = Tuple([])
+    assert both(Tuple([unit, unit]), Tuple([Tuple([]), Tuple([])]))
+    pair = Tuple([x])
+    assert not structural_equal(Tuple([pair, pair]), Tuple([Tuple([x]), Tuple([x])]))
 
 
-def test_shared_binders_compare_as_trees():
-    # One closure shared by both branches equals two separate copies of it.
+def test_shared_binders_compare_as_graphs():
     def closure_call():
         a = relay.var("a", F32)
         return Call(relay.Function([a], relay.nn.relu(a)), [relay.var("x", F32)])
@@ -224,15 +243,26 @@ def test_shared_binders_compare_as_trees():
     dag = relay.If(cond, shared, relay.negative(shared))
     x_dag = shared.args[0]
     first, second = closure_call(), closure_call()
-    tree = relay.If(cond, first, relay.negative(Call(second.op, [x_dag])))
-    first_tree = relay.If(cond, Call(first.op, [x_dag]), relay.negative(Call(second.op, [x_dag])))
-    assert both(dag, first_tree)
-    assert not structural_equal(dag, tree)  # the second copy uses another free %x
-    # A mapping ends with its scope: outside the function, %a is just a free variable.
+    copies = relay.If(cond, Call(first.op, [x_dag]), relay.negative(Call(second.op, [x_dag])))
+    assert not structural_equal(dag, copies)
+    again = Call(first.op, [x_dag])
+    assert both(dag, relay.If(cond, again, relay.negative(again)))
+    # Mappings are not scoped (TVM): after the function, %a still stands for %a2.
     a, a2 = relay.var("a", F32), relay.var("a2", F32)
-    assert both(Tuple([relay.Function([a], a), a]), Tuple([relay.Function([a2], a2), a]))
+    assert both(Tuple([relay.Function([a], a), a]), Tuple([relay.Function([a2], a2), a2]))
     assert not structural_equal(Tuple([relay.Function([a], a), a]),
-                                Tuple([relay.Function([a2], a2), a2]))
+                                Tuple([relay.Function([a2], a2), a]))
+
+
+def test_identical_subtrees_are_mapped_to_themselves():
+    # Comparing a shared subtree with itself maps its nodes to themselves, so a later
+    # copy of one of them on the other side is a difference in sharing.
+    x = relay.var("x", F32)
+    y = relay.add(x, x)
+    assert not structural_equal([y, relay.nn.relu(y)], [y, relay.nn.relu(relay.add(x, x))])
+    assert both([y, relay.nn.relu(y)], [y, relay.nn.relu(y)])
+    big = relay.Function([x], relay.nn.relu(y))
+    assert structural_equal(big, big)
 
 
 def test_heavily_shared_dag_stays_linear():

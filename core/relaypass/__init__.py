@@ -2,20 +2,51 @@
 
 The top level is deliberately light: attributes are imported on first use
 (PEP 562), so that tools that only list plugins never import numpy.  It does
-one piece of wiring that no layer below may do for itself: it connects the
-installed plugin distributions (:mod:`relaypass.plugins`) to the pass registry
-(:mod:`relaypass.transform`), which sits below them.
+the wiring that no layer below may do for itself: it connects the installed
+plugin distributions (:mod:`relaypass.plugins`) to the pass registry
+(:mod:`relaypass.transform`), which sits below them, and it makes TVM's
+``ir.transform`` and ``ir.instrument`` (``tvm.ir.transform.PassContext``,
+``from tvm.ir.instrument import pass_instrument``) aliases of the pass
+manager, which sits above the IR (``ir/`` never imports upward).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
+from . import transform as _transform
 from .plugins.manager import connect as _connect_plugins
 
 _connect_plugins()
+
+_IR_ALIASES = {"transform": _transform, "instrument": _transform.instrument}
+
+
+class _Package(types.ModuleType):
+    """Wires ``relaypass.ir.transform`` and ``relaypass.ir.instrument`` when the IR is imported.
+
+    The import system binds ``relaypass.ir`` here once the IR package has
+    loaded, however it was imported; that is when the aliases become its
+    attributes and import targets (``from relaypass.ir.transform import
+    module_pass`` imports the IR first, then finds them).  ``import relaypass``
+    stays free of the IR and numpy.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "ir":
+            for alias, module in _IR_ALIASES.items():
+                setattr(value, alias, module)
+                sys.modules.setdefault(f"relaypass.ir.{alias}", module)
+
+
+sys.modules[__name__].__class__ = _Package
+if "relaypass.ir" in sys.modules:
+    _Package.__setattr__(sys.modules[__name__], "ir", sys.modules["relaypass.ir"])
 
 __version__ = _metadata.version("relaypass")
 
@@ -26,8 +57,16 @@ _LAZY = {
     "load": ("relaypass.ir.text.io", "load"),
     "save": ("relaypass.ir.text.io", "save"),
     "ParseError": ("relaypass.errors", "ParseError"),
+    # tvm.error.DiagnosticError...: TVM's name for the module of errors
+    "error": ("relaypass", "errors"),
     "RelayPassError": ("relaypass.errors", "RelayPassError"),
+    "instrument": ("relaypass.transform", "instrument"),  # tvm.instrument is tvm.ir.instrument
     "TypeInferenceError": ("relaypass.errors", "TypeInferenceError"),
+    # tvm.register_func / tvm.get_global_func / tvm.register_object (relaypass._ffi)
+    "register_func": ("relaypass._ffi.registry", "register_func"),
+    "get_global_func": ("relaypass._ffi.registry", "get_global_func"),
+    "register_object": ("relaypass._ffi.registry", "register_object"),
+    "container": ("relaypass.ir", "container"),  # tvm.container is tvm.ir.container
     "structural_equal": ("relaypass.ir.structural", "structural_equal"),
     "structural_hash": ("relaypass.ir.structural", "structural_hash"),
     "assert_structural_equal": ("relaypass.ir.structural", "assert_structural_equal"),
@@ -40,7 +79,7 @@ _LAZY = {
 }
 _SUBMODULES = {
     "ir", "relay", "transform", "plugins", "op", "interp", "frontend", "functor", "errors",
-    "analysis", "dataflow_pattern", "testing", "tools", "nd", "runtime",
+    "analysis", "dataflow_pattern", "testing", "tools", "nd", "runtime", "tir", "_ffi",
 }
 
 if TYPE_CHECKING:

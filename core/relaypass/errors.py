@@ -13,7 +13,11 @@ class RelayPassError(Exception):
     """Base class of every error caused by input: IR, pipelines, plugins."""
 
 
-class ParseError(RelayPassError):
+class DiagnosticError(RelayPassError):
+    """An error reported at a place in a source text (TVM's ``tvm.error.DiagnosticError``)."""
+
+
+class ParseError(DiagnosticError):
     """The text form of a module or expression could not be parsed.
 
     Carries where (``source_name``, ``line``, ``column``, 1-based), the text

@@ -23,6 +23,12 @@ At fuse level 0 nothing is fused together, yet every operator call still
 becomes a primitive function of its own, with scalar constants passed in as
 arguments -- what Relay's later stages expect.
 
+A constant that is not part of a group (a non-scalar one, or any constant at
+fuse level 0) is passed to the group's function as an argument, unless
+``link_params`` is set (Relay's ``relay.FuseOps.link_params`` config key):
+then it is written into the function body, as Relay does to link parameters
+into the generated code.
+
 The output is typed: every node built here gets its ``checked_type`` while
 being built (the types are those of the input, which InferType has filled),
 so no second type inference is needed.  The rewrite visits the graph's nodes
@@ -65,6 +71,7 @@ __all__ = ["FuseOps", "FuseOpsError", "fuse_ops"]
 
 MAX_DEPTH_KEY = "relay.FuseOps.max_depth"
 MAX_FUNCTION_ARGS_KEY = "relay.FuseOps.max_function_args"
+LINK_PARAMS_KEY = "relay.FuseOps.link_params"
 DEFAULT_MAX_DEPTH = 256
 
 _STOP_FUSION = "annotation.stop_fusion"
@@ -85,15 +92,18 @@ def fuse_ops(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_function_args: int = 0,
     mod: IRModule | None = None,
+    link_params: bool = False,
 ) -> Expr:
     """``expr`` (usually a function) with its operators fused into primitive functions.
 
     ``fuse_opt_level`` 0 gives every operator call a function of its own; any
     other level fuses.  ``max_depth`` bounds the operators in one group and
     ``max_function_args`` (0: no bound) the arguments of a fused function,
-    its output included.  An untyped ``expr`` is typed first (its global
-    variables refer to ``mod``); note that typing an expression with free
-    variables replaces them by typed copies.
+    its output included.  ``link_params`` puts the constants a fused
+    function reads into its body instead of passing them as arguments.  An
+    untyped ``expr`` is typed first (its global variables refer to ``mod``);
+    note that typing an expression with free variables replaces them by typed
+    copies.
     """
     if not isinstance(expr, Expr):
         raise TypeError(f"fuse_ops expects a Relay expression, not {type(expr).__name__}")
@@ -109,7 +119,7 @@ def fuse_ops(
     with gc_paused():  # see relaypass.gc_pause: no cycles, many small objects
         graph = build_forward_graph(expr)
         group_of = GraphPartitioner(graph, level, depth, max_args).partition()
-        return _Rewriter(graph, group_of).run(expr)
+        return _Rewriter(graph, group_of, bool(link_params)).run(expr)
 
 
 def _fuse_ops_factory(*, fuse_opt_level: int) -> Callable[[Function, IRModule, _AnyT], Function]:
@@ -131,7 +141,9 @@ def _fuse_ops_factory(*, fuse_opt_level: int) -> Callable[[Function, IRModule, _
         depth = _check_int(ctx.config.get(MAX_DEPTH_KEY), f"config key {MAX_DEPTH_KEY!r}", 1)
         max_args = _check_int(ctx.config.get(MAX_FUNCTION_ARGS_KEY),
                               f"config key {MAX_FUNCTION_ARGS_KEY!r}", 0)
-        return fuse_ops(func, max(level, 0), depth, max_args, mod)
+        # Read only when declared (a manifest's [[pass.config]]); Relay's default is False.
+        link_params = bool(ctx.config.get(LINK_PARAMS_KEY, False))
+        return fuse_ops(func, max(level, 0), depth, max_args, mod, link_params)
 
     return transform
 
@@ -178,9 +190,12 @@ class _GroupFunction:
 class _Rewriter:
     """Rebuilds the expression of a forward graph with each group turned into a primitive function."""
 
-    __slots__ = ("graph", "group_of", "new", "groups")
+    __slots__ = ("graph", "group_of", "new", "groups", "link_params")
 
-    def __init__(self, graph: IndexedForwardGraph, group_of: list[int]) -> None:
+    def __init__(
+        self, graph: IndexedForwardGraph, group_of: list[int], link_params: bool = False,
+    ) -> None:
+        self.link_params = link_params
         self.graph = graph
         self.group_of = group_of
         self.new: list[_AnyT] = [None] * len(graph.nodes)
@@ -240,19 +255,28 @@ class _Rewriter:
         return expr if j is None else self.new[j]
 
     def _arguments(self, args: tuple[Expr, ...], root: int, info: _GroupFunction) -> list[Expr]:
-        """The operands of a group member: values of the group inline, others as parameters."""
+        """The operands of a group member: values of the group inline, others as parameters.
+
+        With ``link_params``, a constant from outside the group is inlined too.
+        """
         index = self.graph.index
         new = self.new
         group_of = self.group_of
+        link = self.link_params
         out = []
         for arg in args:
             j = index.get(arg)
             if j is None:
-                out.append(info.param_for(arg, arg.checked_type))
+                value = arg
             elif group_of[j] == root:
                 out.append(new[j])
+                continue
             else:
-                out.append(info.param_for(new[j], arg.checked_type))
+                value = new[j]
+            if link and type(value) is Constant:
+                out.append(value)
+            else:
+                out.append(info.param_for(value, arg.checked_type))
         return out
 
     def _tuple_getitem(self, i: int, node: TupleGetItem) -> Expr:

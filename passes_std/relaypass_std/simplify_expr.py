@@ -41,16 +41,24 @@ between rewrites), so that the results match Relay's:
     casts after a clip whose bounds fit in each cast's dtype are dropped.
 ``SimplifyClip``
     a clip whose bounds cover the whole range of the dtype -> its input.
+``SimplifyBinomial``
+    ``a*x*x + b*x*y + c*y*y`` with constant ``a``, ``b``, ``c`` (each may be
+    absent, meaning 1) -> ``a * ((x + p*y) * (x + q*y))`` where ``p`` and
+    ``q`` are the roots of ``a*t*t - b*t + c``, when they are real.  As in
+    Relay, the coefficients are read only for int32, float32 and float64
+    (other dtypes count them as 1), ``x`` and ``y`` swap when ``c`` is 1 and
+    ``a`` is above 1, and the roots are cast to the dtype -- for int32 that
+    truncates irrational roots, so the factored form computes something else,
+    exactly as Relay's does.
 
 Relay's rewrites of ``*_like`` operators that are not in the standard set
 (``reshape_like``, ``collapse_sum_like``, ``broadcast_to_like``,
-``cast_like``) and of ``qnn.dequantize`` cannot match here.  Not implemented:
-``SimplifyBinomial`` (``a*x*x + b*x*y + c*y*y`` factored into two binomials),
-Relay's last rewrite; such sums are left as they are.
+``cast_like``) and of ``qnn.dequantize`` cannot match here.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -61,6 +69,7 @@ from relaypass.dataflow_pattern import (
     Match,
     OpAttrPattern,
     OpPattern,
+    Pattern,
     Rewrite,
     Wildcard,
     rewrite_patterns,
@@ -97,9 +106,9 @@ def _scalar(dtype: str, value: object) -> Constant:
 def _static_shape(ty: object) -> tuple[int, ...] | None:
     if not isinstance(ty, TensorType):
         return None
-    if not all(type(d) is int for d in ty.shape):
+    if not ty.is_static:
         return None
-    return tuple(ty.shape)
+    return ty.concrete_shape
 
 
 def _dtype_class(dtype: str) -> tuple[int, int]:
@@ -464,6 +473,62 @@ def _simplify_clip() -> Rewrite:
     return Rewrite("SimplifyClip", _is_op("clip")(x), callback)
 
 
+# --- SimplifyBinomial --------------------------------------------------------------------
+
+# Relay reads a coefficient through a pointer of the expression's dtype, for these only.
+_BINOMIAL_DTYPES = frozenset({"int32", "float32", "float64"})
+
+
+def _simplify_binomial() -> Rewrite:
+    x, y = Wildcard(), Wildcard()
+    a, b, c = ConstantPattern(), ConstantPattern(), ConstantPattern()
+
+    def mul(lhs: Pattern, rhs: Pattern) -> CallPattern:
+        return _is_op("multiply")(lhs, rhs)
+
+    def add(lhs: Pattern, rhs: Pattern) -> CallPattern:
+        return _is_op("add")(lhs, rhs)
+
+    x_sq = mul(a, mul(x, x)) | mul(x, mul(a, x)) | mul(x, x)
+    xy = mul(b, mul(x, y)) | mul(x, mul(b, y)) | mul(y, mul(b, x)) | mul(x, y)
+    y_sq = mul(c, mul(y, y)) | mul(y, mul(c, y)) | mul(y, y)
+    pattern = (add(add(xy, x_sq), y_sq) | add(add(xy, y_sq), x_sq)
+               | add(add(x_sq, y_sq), xy))
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        dtype = pre.checked_type.dtype
+        lhs, rhs = m.post(x), m.post(y)
+        coefficients = []
+        for const in (a, b, c):
+            value = 1.0
+            if const in m and dtype in _BINOMIAL_DTYPES:
+                data = m.post(const).array
+                if data.size:
+                    value = float(data.reshape(-1)[0])
+            coefficients.append(value)
+        a_val, b_val, c_val = coefficients
+        if c_val == 1 and a_val > 1:
+            lhs, rhs = rhs, lhs
+            # Relay keeps the swapped coefficient in a C float on the way.
+            a_val, c_val = c_val, float(np.float32(a_val))
+        det = b_val * b_val - 4 * a_val * c_val
+        if det < 0:
+            return pre
+        same = det < 10e-5
+        root = math.sqrt(det)
+        first_val = _scalar(dtype, (b_val + root) / (2 * a_val))
+        first = make_call("add", [lhs, make_call("multiply", [rhs, first_val])])
+        if same:
+            second = first
+        else:
+            second_val = _scalar(dtype, (b_val - root) / (2 * a_val))
+            second = make_call("add", [lhs, make_call("multiply", [rhs, second_val])])
+        product = make_call("multiply", [first, second])
+        return make_call("multiply", [_scalar(dtype, a_val), product])
+
+    return Rewrite("SimplifyBinomial", pattern, callback)
+
+
 # --- the pass -----------------------------------------------------------------------------
 
 
@@ -490,6 +555,7 @@ def simplify_expr_rewrites() -> list[Rewrite]:
         _adjacent_multiply_or_add(),
         _clip_and_consecutive_cast(),
         _simplify_clip(),
+        _simplify_binomial(),
     ]
 
 

@@ -84,8 +84,11 @@ class PrintAfterAll(_IRPrinter):
 class PassPrintingInstrument(_IRPrinter):
     """TVM's ``PassPrintingInstrument``: print before some passes and after others.
 
-    Kept under TVM's name and argument names so that code written for
-    ``tvm.ir.instrument`` ports by changing its import.
+    Kept under TVM's name, argument names and argument order
+    (``PassPrintingInstrument(print_before_pass_names, print_after_pass_names)``)
+    and printing what TVM's prints, ``Print IR before: NAME``, the module and
+    two blank lines, so that code written for ``tvm.ir.instrument`` ports by
+    changing its import.
     """
 
     def __init__(
@@ -99,3 +102,6 @@ class PassPrintingInstrument(_IRPrinter):
         before = pass_names(name, "print_before_pass_names", print_before_pass_names)
         after = pass_names(name, "print_after_pass_names", print_after_pass_names)
         super().__init__(name, before, after, bool(before), bool(after), file)
+
+    def _print(self, when: str, mod: object, info: object) -> None:
+        self._output.write(f"Print IR {when}: {info.name}\n{mod}\n\n\n")  # type: ignore[attr-defined]

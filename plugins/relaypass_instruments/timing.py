@@ -7,9 +7,10 @@ children's.  The table shows both a pass's total time and its own share (what
 is left after its children), which is where a slow Sequential's time really
 goes.
 
-As with TVM's PassTimingInstrument, each outermost PassContext starts a
-fresh profile; unlike TVM, the profile stays readable after the context has
-exited, until the next context starts or :meth:`clear` is called.
+As with TVM's PassTimingInstrument, the profile is read while the
+PassContext is active (``render()``, ``records()``): exiting the context (or
+replacing the instruments with ``override_instruments``) ends it and clears
+it, after ``print_on_exit`` wrote it out, so ``render()`` is empty there.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ class PassTimingRecord:
 
     ``parent`` is the index of the enclosing pass's record in the list that
     :meth:`PassTimingInstrument.records` returns (None for an outermost pass);
-    ``completed`` is False when the pass raised (its time runs up to the
-    moment the context exited) or is still running.
+    ``completed`` is False while the pass is still running, and in the table
+    ``print_on_exit`` writes for a pass that raised (its time runs up to the
+    moment the context exited).
     """
 
     name: str
@@ -57,9 +59,11 @@ class PassTimingRecord:
 class PassTimingInstrument(PassInstrument):
     """Times every pass the PassContext reports, nested ones included.
 
-    ``print_on_exit=True`` writes the table when the context exits, to
-    ``file`` ("stdout", "stderr", a path, or a text stream).  The options'
-    defaults are the manifest's (the registry gives every declared option).
+    Read the profile before the context exits: exiting clears it, as TVM's
+    does.  ``print_on_exit=True`` writes the table first, when the context
+    exits, to ``file`` ("stdout", "stderr", a path, or a text stream).  The
+    options' defaults are the manifest's (the registry gives every declared
+    option).
     """
 
     def __init__(self, *, print_on_exit: bool, file: object) -> None:
@@ -67,26 +71,18 @@ class PassTimingInstrument(PassInstrument):
         self._output = Output("PassTimingInstrument", file)
         self._roots: list[_Frame] = []
         self._running: list[_Frame] = []
-        self._contexts = 0
 
     # --- instrument hooks ---------------------------------------------------
-    def enter_pass_ctx(self) -> None:
-        if self._contexts == 0 and not self._running:
-            self._roots = []
-        self._contexts += 1
-
     def exit_pass_ctx(self) -> None:
-        self._contexts = max(self._contexts - 1, 0)
-        if self._contexts:
-            return
         # A pass that raised never reached run_after_pass: its frame (and its
         # enclosing Sequentials') is still open; it ends here, unfinished.
         end = perf_counter_ns()
         for frame in self._running:
             frame.end = end
         self._running.clear()
-        if self._print_on_exit:
+        if self._print_on_exit and self._roots:
             self._output.write(self.render() + "\n")
+        self.clear()
 
     def run_before_pass(self, mod: object, info: object) -> None:
         frame = _Frame(info.name, perf_counter_ns())  # type: ignore[attr-defined]
@@ -137,10 +133,10 @@ class PassTimingInstrument(PassInstrument):
         return out
 
     def render(self) -> str:
-        """The timings as a table: one row per pass run, indented by nesting."""
+        """The timings as a table: one row per pass run, indented by nesting ("" when none ran)."""
         records = self.records()
         if not records:
-            return "Pass timing: no pass ran"
+            return ""
         total_ms = sum(r.total_ms for r in records if r.parent is None)
         labels = [
             "  " * r.depth + r.name + ("" if r.completed else " (did not finish)")

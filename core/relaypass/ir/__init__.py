@@ -1,6 +1,13 @@
-"""The Relay IR: expressions, types, modules, attributes, operators, comparison, text."""
+"""The Relay IR: expressions, types, modules, attributes, operators, comparison, text.
 
+Also TVM's ``tvm.ir`` glue that pass code touches: ``Array``/``Map``
+(:mod:`.container`), ``make_node`` (:mod:`.object_api`), ``save_json`` /
+``load_json`` (:mod:`.node_json`), ``Span``/``SourceName``.
+"""
+
+from . import container
 from .attrs import Attrs
+from .container import Array, Map
 from .expr import (
     BaseFunc,
     Call,
@@ -19,7 +26,9 @@ from .expr import (
     set_checked_type,
 )
 from .module import IRModule
-from .node import Node, Span
+from .node import Node, SourceName, Span
+from .node_json import load_json, save_json
+from .object_api import make_node
 from .op import (
     REQUIRED,
     AttrField,
@@ -30,13 +39,19 @@ from .op import (
     register_op,
     register_op_attr,
 )
-from .structural import assert_structural_equal, structural_equal, structural_hash
+from .structural import (
+    StructuralMismatchError,
+    assert_structural_equal,
+    structural_equal,
+    structural_hash,
+)
 from .text import printer as _printer  # noqa: F401  (fills hooks.astext: nodes print themselves)
 from .types import (
     Any,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
+    IntImm,
     RefType,
     TensorType,
     TupleType,
@@ -47,8 +62,12 @@ from .types import (
 )
 
 RelayExpr = Expr
+DictAttrs = Attrs
+RelayRefType = RefType
 
 __all__ = [
+    "Array", "DictAttrs", "IntImm", "Map", "RelayRefType", "SourceName", "StructuralMismatchError",
+    "container", "load_json", "make_node", "save_json",
     "Any", "Attrs", "AttrField", "AttrsSchema", "BaseFunc", "Call", "Constant", "Expr",
     "FuncType", "Function", "GlobalTypeVar", "GlobalVar", "IRModule", "If", "IncompleteType",
     "Let", "Node", "Op", "OpPattern", "REQUIRED", "RefCreate", "RefRead", "RefType", "RefWrite",

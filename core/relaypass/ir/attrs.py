@@ -16,11 +16,17 @@ from typing import Any
 import numpy as np
 
 from . import hooks
+from .container import Map
 from .node import Node, _init
 
 
 def normalize_attr_value(value: Any) -> Any:
-    """Turn a user-supplied attribute value into its canonical immutable form."""
+    """Turn a user-supplied attribute value into its canonical immutable form.
+
+    Lists become tuples, numpy values Python ones; a mapping with string keys
+    becomes a nested :class:`Attrs`, any other mapping (keyed by variables,
+    as TVM's ``Map<Var, ...>``) a :class:`~relaypass.ir.container.Map`.
+    """
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
     if isinstance(value, (list, tuple)):
@@ -31,9 +37,22 @@ def normalize_attr_value(value: Any) -> Any:
         return tuple(normalize_attr_value(v) for v in value.tolist())
     if isinstance(value, Node):
         return value
+    if isinstance(value, Map) or isinstance(value, Mapping) and not all(
+        isinstance(k, str) for k in value
+    ):
+        return Map({k: normalize_attr_value(v) for k, v in value.items()})
     if isinstance(value, Mapping):
         return Attrs(value)
     raise TypeError(f"unsupported attribute value {value!r} of type {type(value).__name__}")
+
+
+def is_plain_value(value: Any) -> bool:
+    """True when ``value`` holds no IR node and no Map: it compares and hashes by value alone."""
+    if type(value) is tuple:
+        return all(is_plain_value(v) for v in value)
+    if isinstance(value, Attrs):
+        return value._plain
+    return not isinstance(value, (Node, Map))
 
 
 class Attrs(Node, Mapping):
@@ -43,13 +62,15 @@ class Attrs(Node, Mapping):
     ``"DictAttrs"`` for functions); equality compares the key and the fields.
     """
 
-    __slots__ = ("type_key", "_fields", "_hash")
+    __slots__ = ("type_key", "_fields", "_hash", "_plain")
 
     def __init__(self, fields: Mapping[str, Any] | None = None, type_key: str = "DictAttrs"):
         normalized = {str(k): normalize_attr_value(v) for k, v in (fields or {}).items()}
         _init(self, "type_key", type_key)
         _init(self, "_fields", normalized)
         _init(self, "_hash", None)
+        # No IR node anywhere in the values: equal and hash by value alone, in any context.
+        _init(self, "_plain", all(is_plain_value(v) for v in normalized.values()))
 
     def __getattr__(self, name: str) -> Any:
         # Only called when the slot lookup failed, i.e. for field names.
@@ -75,6 +96,23 @@ class Attrs(Node, Mapping):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._fields.get(key, default)
+
+    # TVM's accessors (``tvm.ir.Attrs``).
+    def get_int(self, key: str) -> int:
+        return int(self._fields[key])
+
+    def get_int_tuple(self, key: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in self._fields[key])
+
+    def get_str(self, key: str) -> str:
+        return str(self._fields[key])
+
+    def list_field_info(self) -> list[str]:
+        """The field names (TVM gives field descriptions; the names are what code reads)."""
+        return list(self._fields)
+
+    def _dict(self) -> dict[str, Any]:
+        return dict(self._fields)
 
     def with_fields(self, **updates: Any) -> Attrs:
         """A copy with some fields replaced or added."""

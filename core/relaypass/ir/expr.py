@@ -50,6 +50,11 @@ class Expr(Node):
 
     __slots__ = ("span", "_checked_type")
     _language_ = "expr"
+    _graph_node_ = True
+    """Structural equality maps each node of one side to one node of the other (TVM's
+    "graph nodes": a shared node equals a shared node, not two copies); False for the
+    kinds compared afresh wherever they occur (constants, projections, globals, operators).
+    A node of a kind with children that has none (the empty tuple) is compared afresh too."""
 
     @property
     def checked_type(self) -> Type:
@@ -66,12 +71,12 @@ class Expr(Node):
     def has_checked_type(self) -> bool:
         return self._checked_type is not None
 
-    def astext(self, show_meta_data: bool = True) -> str:
-        """The Relay text form of this expression."""
-        return hooks.astext(self, show_meta_data=show_meta_data)
+    def astext(self, show_meta_data: bool = True, annotate: _AnyT | None = None) -> str:
+        """The Relay text form of this expression (``annotate(node)``: a comment per node)."""
+        return hooks.astext(self, show_meta_data=show_meta_data, annotate=annotate)
 
     def __str__(self) -> str:
-        return self.astext()
+        return hooks.pretty_print(self)
 
     def __repr__(self) -> str:
         return self.astext()
@@ -156,6 +161,7 @@ class GlobalVar(Expr):
 
     __slots__ = ("name_hint",)
     _fields_ = fields(name_hint=DATA, span=SPAN)
+    _graph_node_ = False
 
     def __init__(self, name_hint: str, span: Span | None = None):
         _init(self, "name_hint", name_hint)
@@ -176,6 +182,7 @@ class Constant(Expr):
 
     __slots__ = ("data", "array")
     _fields_ = fields(data=TENSOR, span=SPAN)
+    _graph_node_ = False
 
     def __init__(self, data: object, span: Span | None = None):
         view, arr = read_only(data)
@@ -214,6 +221,7 @@ class TupleGetItem(Expr):
 
     __slots__ = ("tuple_value", "index")
     _fields_ = fields(tuple_value=EXPR, index=DATA, span=SPAN)
+    _graph_node_ = False
 
     def __init__(self, tuple_value: Expr, index: int, span: Span | None = None):
         _init(self, "tuple_value", tuple_value)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .dtype import canonical_dtype
 from .expr import Constant, Var
 from .ndarray import NDArray
 from .types import TensorType, Type
@@ -43,7 +44,8 @@ def const(value: object, dtype: str | None = None) -> Constant:
     if isinstance(value, NDArray):
         return Constant(value)
     if dtype is not None:
-        return Constant(np.asarray(value, dtype=dtype))
+        # Relay's spellings: "float" is float32, "int" int32, "uint1" bool.
+        return Constant(np.asarray(value, dtype=canonical_dtype(dtype)))
     arr = np.asarray(value)
     if isinstance(value, bool) or arr.dtype == np.bool_:
         arr = arr.astype("bool")

@@ -21,8 +21,10 @@ def _unfilled(module: str) -> Callable[..., Any]:
     return call
 
 
-#: ``astext(node, show_meta_data=True)``: the text form of a module or expression.
+#: ``astext(node, show_meta_data=True, annotate=None)``: the text form of a module or expression.
 astext: Callable[..., str] = _unfilled("text.printer")
+#: ``pretty_print(node)``: ``str(node)``, the text without version line and metadata.
+pretty_print: Callable[[Any], str] = _unfilled("text.printer")
 #: ``type_to_text(ty)``: the text form of a type.
 type_to_text: Callable[[Any], str] = _unfilled("text.printer")
 #: ``structural_equal(a, b)`` and ``structural_hash(a)``, for types and attribute values.

@@ -157,12 +157,12 @@ class IRModule:
     shallow_copy = copy
 
     # --- text -------------------------------------------------------------
-    def astext(self, show_meta_data: bool = True) -> str:
-        """The Relay text form of the module."""
-        return hooks.astext(self, show_meta_data=show_meta_data)
+    def astext(self, show_meta_data: bool = True, annotate: Any | None = None) -> str:
+        """The Relay text form of the module (``annotate(node)``: a comment per node)."""
+        return hooks.astext(self, show_meta_data=show_meta_data, annotate=annotate)
 
     def __str__(self) -> str:
-        return self.astext()
+        return hooks.pretty_print(self)
 
     def __repr__(self) -> str:
         return self.astext()

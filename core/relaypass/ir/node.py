@@ -57,28 +57,52 @@ class Node:
         return self
 
 
-class Span(Node):
-    """Where a node came from in a source text (1-based lines and columns)."""
+class SourceName(str):
+    """The name of a source text a span points into (TVM's ``tvm.ir.SourceName``).
 
-    __slots__ = ("source_name", "line", "column", "end_line", "end_column")
-    _fields_ = fields(source_name=DATA, line=DATA, column=DATA, end_line=DATA, end_column=DATA)
+    A string, so it prints and compares as its name; ``.name`` as in TVM.
+    """
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"SourceName({str.__repr__(self)})"
+
+
+class Span(Node):
+    """Where a node came from in a source text (1-based lines and columns).
+
+    The constructor takes TVM's order: ``Span(source_name, line, end_line,
+    column, end_column)``; a missing end is the start.  ``source_name`` is a
+    :class:`SourceName` (a string given is made one), or None.
+    """
+
+    __slots__ = ("source_name", "line", "end_line", "column", "end_column")
+    _fields_ = fields(source_name=DATA, line=DATA, end_line=DATA, column=DATA, end_column=DATA)
 
     def __init__(
         self,
-        source_name: str,
+        source_name: str | None,
         line: int,
-        column: int,
         end_line: int | None = None,
+        column: int = 0,
         end_column: int | None = None,
     ) -> None:
+        if source_name is not None and type(source_name) is not SourceName:
+            source_name = SourceName(source_name)
         _init(self, "source_name", source_name)
         _init(self, "line", line)
-        _init(self, "column", column)
         _init(self, "end_line", line if end_line is None else end_line)
+        _init(self, "column", column)
         _init(self, "end_column", column if end_column is None else end_column)
 
     def __str__(self) -> str:
         return f"{self.source_name}:{self.line}:{self.column}"
 
     def __repr__(self) -> str:
-        return f"Span({self.source_name!r}, {self.line}, {self.column})"
+        return (f"Span({str(self.source_name)!r}, {self.line}, {self.end_line}, {self.column}, "
+                f"{self.end_column})")

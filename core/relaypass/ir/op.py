@@ -29,6 +29,7 @@ an unknown name is looked up, so importing the IR stays cheap.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import enum
 import threading
@@ -38,6 +39,7 @@ from typing import Any
 from ..errors import AttrsError, UnknownOpError
 from . import hooks
 from .attrs import Attrs
+from .dtype import canonical_dtype
 from .expr import Call, Expr
 from .fields import DATA, INFO, fields
 from .node import _init
@@ -98,7 +100,13 @@ class AttrsSchema:
         out: dict[str, Any] = {}
         for name, f in self.fields.items():
             if name in values:
-                out[name] = values[name]
+                value = values[name]
+                if value and (name == "dtype" or name.endswith("_dtype")):
+                    # A data type, as TVM's DataType fields: "float" is float32, "uint1" bool
+                    # (a name that is no data type is left for the type relation to reject).
+                    with contextlib.suppress(ValueError):
+                        value = canonical_dtype(value)
+                out[name] = value
             elif f.default is REQUIRED:
                 raise AttrsError(f"operator {op_name!r} requires attribute {name!r}")
             else:
@@ -112,6 +120,7 @@ class Op(Expr):
     __slots__ = ("name", "num_inputs", "attrs_schema", "description", "_attrs")
     # The name identifies an operator; the rest is what the registry knows about it.
     _fields_ = fields(name=DATA, num_inputs=INFO, attrs_schema=INFO, description=INFO)
+    _graph_node_ = False
 
     def __init__(self, name: str, num_inputs: int, attrs_schema: AttrsSchema | None, description: str):
         _init(self, "name", name)

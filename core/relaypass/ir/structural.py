@@ -1,66 +1,83 @@
-"""Structural equality and hashing of IR: comparison up to renaming of bound variables.
+"""Structural equality and hashing of IR, as TVM's ``structural_equal`` / ``structural_hash``.
 
 Nodes compare by identity (so memo tables are O(1)); this module answers the
-other question, "are these two programs the same program?", the way TVM's
-``structural_equal`` does:
+other question, "are these two programs the same program?", with TVM's
+answer:
 
-* Bound variables (function parameters, let variables, type parameters)
-  compare up to renaming: two binders are mapped to each other when their
-  binding constructs are compared, for the scope of those constructs, and a
-  use is equal to the use of the variable it was mapped to.  Variable type
-  annotations are compared too.
-* Free variables are equal only when identical, unless ``map_free_vars`` is
-  set, in which case they are mapped on first encounter (consistently).
-* Constants compare by dtype, shape and bytes; global variables and operators
-  by name; attributes field by field; ``checked_type`` and spans not at all.
-* Shared subexpressions compare as trees: a DAG equals the same program with
-  the shared part duplicated, even when that part binds variables (a shared
-  closure used in both branches of an If equals two copies of it, which is
-  what printing and parsing such a program gives).  Pairs already compared
-  are not compared again, which keeps heavily shared DAGs linear.
+* **Graph equality.**  Relay expressions other than constants, tuple
+  projections, global variables, operators and the empty tuple are *graph
+  nodes*: comparing two programs maps each graph node of one side to one
+  graph node of the other, for the whole comparison.  A node used twice
+  (``%1 = add(%a, %a); add(%1, %1)``) therefore equals a node used twice, not
+  two copies of it (``add(add(%a, %a), add(%a, %a))``), as in TVM; the kinds
+  compared afresh are equal wherever their contents are.
+* **Variables.**  Binders (function parameters and type parameters, let
+  variables) are mapped to each other where they are defined; a use is equal
+  to the use of the variable it was mapped to, and mappings last for the rest
+  of the comparison (TVM does not scope them).  A free variable is equal only
+  to itself, unless ``map_free_vars`` is set: then free variables are mapped
+  on first encounter, consistently.  Variable type annotations are compared.
+* Constants compare by dtype, shape and bytes; global variables and
+  operators by name; attributes field by field (a map keyed by variables
+  through the variables' mapping); sequences item by item, whatever the
+  sequence type (a tuple equals a list of the same items, as TVM's Arrays);
+  ``checked_type`` and spans not at all, nor the ``type_args`` of a call of
+  an operator (type inference derives those from the arguments).
 
-What a node is compared by is what its kind declares (:mod:`relaypass.ir.fields`),
-walked the same way for every kind: the variables it binds are matched
-first (type parameters before the variables whose annotations may use them)
-and stay mapped for the whole node; then its data fields (``==``, tuples item
-by item), attributes, types and tensors, in declaration order; then its
-children, on the stack.  Fields of kind INFO and SPAN (a variable's name
-hint, spans) are not compared.  Only variables are handled by kind, since
-what they mean is their binding.  A mismatch names the path of fields that
-leads to it (``body.args[1].data``).  The code comparing (and hashing) one
-kind is generated from its declaration once, by the rules below, one per kind
-of field: it is the code one would write by hand for that kind, so the
-generic walk costs what a hand-written one did.
+What a node is compared by is what its kind declares
+(:mod:`relaypass.ir.fields`), walked the same way for every kind: the
+variables it binds are mapped first (type parameters before the variables
+whose annotations may use them); then its data fields, attributes, types
+and tensors, in declaration order; then its children, on the stack.  Fields
+of kind INFO and SPAN (a variable's name hint, spans) are not compared.  A
+mismatch names the path of fields that leads to it (``body.args[1].data``).
+The code comparing (and hashing) one kind is generated from its declaration
+once, by one rule per kind of field.
+
+Comparing a subtree with itself is free as long as every node mapped so far
+was mapped to itself: it is recorded, and mapped node by node only if a
+later pair of different nodes needs to know (which a comparison of a
+program with itself never does).
+
+The hash is TVM's construction and consistent with equality: computed
+bottom-up with a memo by node, so a shared node is hashed once and its hash
+reused wherever it occurs, and each graph node's hash takes in a counter in
+the order nodes are finished -- a DAG and the tree that copies its shared
+part get different counters, as they are not equal.  A bound variable hashes
+by its definition's position in that order and its annotation; a free one by
+identity, or with ``map_free_vars`` by the order in which it is met.
 
 Everything runs on explicit stacks: a chain of 100,000 calls or of 100,000
 nested lets needs no recursion.
-
-The hash is consistent with equality (equal implies equal hash) and is
-computed bottom-up with a per-call memo by node id, so shared subexpressions
-are hashed once.  For that to agree with tree equality, a bound variable
-hashes by what its binder looks like rather than by when it was reached: by
-its position among the node's binders and the node's header (its data,
-attributes, types and binder annotations), folded with the hash of each
-child of the node finished before the next one starts.  So a function's
-parameter hashes by its position and the function's signature, and a let
-variable by the value it is bound to.  Free variables hash by identity, or
-with ``map_free_vars`` by the order in which they are first met.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from numbers import Number
 from typing import Any as _AnyT
 
 from . import hooks
-from .attrs import Attrs
+from .attrs import Attrs, is_plain_value
+from .container import Array, Map
 from .expr import Constant, Expr, Var
 from .fields import ATTRS, TENSOR, Field, Layout, PerKind, compile_source, tuple_source
 from .module import IRModule
+from .ndarray import NDArray
+from .op import Op
 from .summary import clip, short_text, type_text
-from .types import GlobalTypeVar, TensorType, Type, TypeVar
+from .types import GlobalTypeVar, IncompleteType, TensorType, Type, TypeVar
 
-__all__ = ["assert_structural_equal", "structural_equal", "structural_hash"]
+__all__ = [
+    "StructuralMismatchError", "assert_structural_equal", "structural_equal", "structural_hash",
+]
+
+
+class StructuralMismatchError(AssertionError, ValueError):
+    """``assert_structural_equal`` failed: the message names the path to the first difference.
+
+    An AssertionError, and a ValueError as TVM raises.
+    """
 
 
 def _layout_in(cls: type, base: type) -> Layout | None:
@@ -68,6 +85,31 @@ def _layout_in(cls: type, base: type) -> Layout | None:
     return cls._layout_ if issubclass(cls, base) else None  # type: ignore[attr-defined]
 
 
+_SEQUENCE_TYPES = frozenset({tuple, list, Array})
+"""Sequences compare item by item whichever of these they are (TVM converts all to Arrays)."""
+
+_TYPE_VARIABLES = frozenset({TypeVar, GlobalTypeVar, IncompleteType})
+
+# How a kind takes part in the node mapping.
+_AFRESH, _GRAPH, _GRAPH_UNLESS_EMPTY = 0, 1, 2
+
+
+def _graph_mode(layout: Layout) -> int:
+    """Graph node or compared afresh; a kind whose children are all sequences (a tuple) is
+    compared afresh when it has none."""
+    if not getattr(layout.cls, "_graph_node_", False):
+        return _AFRESH
+    if layout.child_fields and all(f.kind.seq for f in layout.child_fields):
+        return _GRAPH_UNLESS_EMPTY
+    return _GRAPH
+
+
+def _is_graph_node(node: object) -> bool:
+    layout = _layout_in(type(node), Expr)
+    if layout is None:
+        return False
+    mode = _graph_mode(layout)
+    return mode == _GRAPH or mode == _GRAPH_UNLESS_EMPTY and bool(layout.children(node))
 
 
 # --------------------------------------------------------------------------- equality
@@ -83,9 +125,6 @@ class _Mismatch(Exception):
         self.lhs = lhs
         self.rhs = rhs
 
-
-_EXIT = object()
-"""Stack marker: the scope of the binders that come with it ends here."""
 
 _PATH_LABELS = 40
 """Longer paths (a difference deep in a long chain) show only their two ends."""
@@ -107,32 +146,35 @@ def _path_text(path: object) -> str:
     return text[1:] if text.startswith(".") else (text or "(root)")
 
 
-class _Comparer:
-    """One comparison: the variable maps and the pairs already seen.
+def _sharing(kind: type, shared: str, other: str) -> str:
+    return (f"sharing differs: the {shared} side reuses a {kind.__name__} it has used before, "
+            f"the {other} side has a different one here (a shared node equals a shared node, "
+            "not copies of it)")
 
-    With ``track`` every stack entry carries its path, so a mismatch can say
+
+class _Comparer:
+    """One comparison: the node mapping, both ways, and what identical subtrees were skipped.
+
+    ``lmap``/``rmap`` map graph nodes, variables and type variables of the
+    left side to the right side and back.  While ``pure`` (every mapping so
+    far maps a node to itself), a pair of identical nodes is equal without a
+    look inside; such nodes wait in ``pending`` and are mapped to themselves
+    when the first pair of different nodes is mapped.  ``seen`` holds the
+    pairs of nodes compared afresh that were compared already.  With
+    ``track`` every stack entry carries its path, so a mismatch can say
     where it is; without it paths are None and cost nothing.
     """
 
-    __slots__ = ("map_free_vars", "track", "var_map", "rvar_map", "tv_map", "rtv_map", "renamed", "seen")
+    __slots__ = ("map_free_vars", "track", "lmap", "rmap", "pure", "pending", "seen")
 
     def __init__(self, map_free_vars: bool, track: bool) -> None:
         self.map_free_vars = map_free_vars
         self.track = track
-        self.var_map: dict[Var, Var] = {}
-        self.rvar_map: dict[Var, Var] = {}
-        self.tv_map: dict[TypeVar, TypeVar] = {}
-        self.rtv_map: dict[TypeVar, TypeVar] = {}
-        # True once some variable was mapped to a different one: from then on an
-        # identical subtree may still differ (its variables may be renamed).
-        self.renamed = False
+        self.lmap: dict[object, object] = {}
+        self.rmap: dict[object, object] = {}
+        self.pure = True
+        self.pending: list[object] = []
         self.seen: set[tuple[int, int]] = set()
-
-    def reset(self) -> None:
-        """Forget every mapping (in place: a running loop holds references to the tables)."""
-        for table in (self.var_map, self.rvar_map, self.tv_map, self.rtv_map, self.seen):
-            table.clear()
-        self.renamed = False
 
     # --- failures -----------------------------------------------------------
     def fail(self, path: object, reason: str, a: object, b: object) -> _Mismatch:
@@ -141,56 +183,80 @@ class _Comparer:
     def sub(self, path: object, label: str) -> object:
         return (path, label) if self.track else None
 
-    # --- binders ------------------------------------------------------------
+    # --- the mapping -----------------------------------------------------------
+    def leave_pure(self) -> None:
+        """Different nodes are about to be mapped: identical subtrees are no longer free.
+
+        The ones skipped so far are mapped to themselves now, as comparing
+        them would have done.
+        """
+        self.pure = False
+        pending = self.pending
+        if pending:
+            self.pending = []
+            _map_to_themselves(pending, self.lmap, self.rmap)
+
     def bind_var(self, a: Var, b: Var, path: object) -> None:
-        have = self.var_map.get(a)
+        self.var_equal(a, b, path, True)
+
+    def var_equal(self, a: Var, b: Var, path: object, defining: bool = False) -> None:
+        """Variables: mapped where bound (``defining``), else equal to what they are mapped to.
+
+        A free variable is equal only to itself, unless ``map_free_vars``:
+        then it is mapped where first met.  Mapped variables' annotations
+        must agree.
+        """
+        if a is not b and self.pure:
+            self.leave_pure()
+        have = self.lmap.get(a)
         if have is not None:
             if have is not b:
-                raise self.fail(path, f"%{a.name_hint} is already mapped to %{have.name_hint}", a, b)
+                raise self.fail(path, f"%{a.name_hint} is mapped to %{have.name_hint}", a, b)  # type: ignore[attr-defined]
             return
-        if b in self.rvar_map:
+        if b in self.rmap:
             raise self.fail(path, f"%{b.name_hint} is already mapped from another variable", a, b)
-        self.var_map[a] = b
-        self.rvar_map[b] = a
-        if a is not b:
-            self.renamed = True
+        if a is b:
+            self.lmap[a] = self.rmap[a] = a
+            return
+        if not (defining or self.map_free_vars):
+            raise self.fail(path, "different free variables", a, b)
+        self.lmap[a] = b
+        self.rmap[b] = a
         ta, tb = a.type_annotation, b.type_annotation
         if ta is None and tb is None or type(ta) is TensorType and ta == tb:
             return
         self.type_equal(ta, tb, self.sub(path, ".type_annotation"))
 
     def bind_type_var(self, a: TypeVar, b: TypeVar, path: object) -> None:
-        if type(a) is not type(b) or a.kind != b.kind:
-            raise self.fail(path, "type parameters differ in kind", a, b)
-        have = self.tv_map.get(a)
+        self.type_var_equal(a, b, path, True)
+
+    def type_var_equal(self, a: _AnyT, b: _AnyT, path: object, defining: bool = False) -> None:
+        """Type variables (and incomplete types): mapped where bound, else equal only to themselves."""
+        if type(a) is GlobalTypeVar:
+            if a.name_hint != b.name_hint or a.kind != b.kind:
+                raise self.fail(path, "global type variables differ", a, b)
+            return
+        if a is not b and self.pure:
+            self.leave_pure()
+        have = self.lmap.get(a)
         if have is not None:
             if have is not b:
-                raise self.fail(path, f"type variable {a.name_hint} is already mapped", a, b)
+                raise self.fail(path, f"type variable {_tv_name(a)} is mapped to {_tv_name(have)}", a, b)
             return
-        if b in self.rtv_map:
-            raise self.fail(path, f"type variable {b.name_hint} is already mapped from another", a, b)
-        self.tv_map[a] = b
-        self.rtv_map[b] = a
-        if a is not b:
-            self.renamed = True
-
-    def unbind(self, variables: Sequence[Var], type_vars: Sequence[TypeVar]) -> None:
-        """Leave the scope of some binders: outside it, their names mean nothing."""
-        for v in variables:
-            other = self.var_map.pop(v, None)
-            if other is not None:
-                self.rvar_map.pop(other, None)
-        for tv in type_vars:
-            other_tv = self.tv_map.pop(tv, None)
-            if other_tv is not None:
-                self.rtv_map.pop(other_tv, None)
+        if b in self.rmap:
+            raise self.fail(path, f"type variable {_tv_name(b)} is mapped from another", a, b)
+        if a.kind != b.kind:
+            raise self.fail(path, "type variables differ in kind", a, b)
+        if a is not b and not (defining or self.map_free_vars):
+            what = "incomplete types" if type(a) is IncompleteType else "free type variables"
+            raise self.fail(path, f"different {what}", a, b)
+        self.lmap[a] = b
+        self.rmap[b] = a
 
     # --- types --------------------------------------------------------------
     def type_equal(self, a: object, b: object, path: object) -> None:
         """Compare two types (or None); types are small, so a local stack suffices."""
         if type(a) is TensorType and a == b:
-            return
-        if a is b and not self.renamed and not self.map_free_vars:
             return
         stack = [(a, b, path)]
         push = stack.append
@@ -198,23 +264,23 @@ class _Comparer:
             a, b, path = stack.pop()
             ta = type(a)
             if ta is not type(b):
-                if a is _EXIT:
-                    self.unbind(*b)  # type: ignore[misc]
-                    continue
                 if a is None or b is None:
                     raise self.fail(path, "a type on one side only", a, b)
                 raise self.fail(path, f"{ta.__name__} vs {type(b).__name__}", a, b)
             if a is None or ta is TensorType and a == b:
                 continue
-            if issubclass(ta, TypeVar):
-                self.type_var_equal(a, b, path)  # type: ignore[arg-type]
+            if ta in _TYPE_VARIABLES:
+                self.type_var_equal(a, b, path)
+                continue
+            if a is b and self.pure:
+                self.pending.append(a)
                 continue
             equal = _TYPE_EQUAL[self.track][ta]
             if equal is None:
                 if a != b:
                     raise self.fail(path, f"{ta.__name__} values differ", a, b)
                 continue
-            equal(self, a, b, path, push, self.seen)
+            equal(self, a, b, path, push)
 
     def type_list_equal(self, a: Sequence[object], b: Sequence[object], path: object) -> None:
         if len(a) != len(b):
@@ -222,42 +288,42 @@ class _Comparer:
         for i, (x, y) in enumerate(zip(a, b)):
             self.type_equal(x, y, self.sub(path, f"[{i}]"))
 
-    def type_var_equal(self, a: TypeVar, b: TypeVar, path: object) -> None:
-        if type(a) is GlobalTypeVar:
-            if a.name_hint != b.name_hint or a.kind != b.kind:
-                raise self.fail(path, "global type variables differ", a, b)
-            return
-        have = self.tv_map.get(a)
-        if have is not None:
-            if have is not b:
-                raise self.fail(path, f"type variable {a.name_hint} is mapped to {have.name_hint}", a, b)
-            return
-        if b in self.rtv_map:
-            raise self.fail(path, f"type variable {b.name_hint} is mapped from another", a, b)
-        if a is b:
-            return
-        if self.map_free_vars and a.kind == b.kind:
-            self.bind_type_var(a, b, path)
-            return
-        raise self.fail(path, "different free type variables", a, b)
-
     # --- attributes ----------------------------------------------------------
-    def attrs_equal(self, a: object, b: object, path: object) -> None:
-        if a is b or a == b:
-            return
-        if not isinstance(a, Attrs) or not isinstance(b, Attrs):
+    def attrs_equal(self, a: _AnyT, b: _AnyT, path: object, push: _AnyT) -> None:
+        """Attributes field by field; values holding IR nodes are compared on the main stack."""
+        if a is None or b is None or not isinstance(a, Attrs) or not isinstance(b, Attrs):
+            if a is b or a == b:
+                return
             raise self.fail(path, "attributes on one side only", a, b)
+        plain = a._plain and b._plain
+        if plain and (a is b or a == b):
+            return
         if a.type_key != b.type_key:
             raise self.fail(path, f"attribute kinds differ: {a.type_key} vs {b.type_key}", a, b)
         for key in a:
             if key not in b:
                 raise self.fail(self.sub(path, f".{key}"), f"attribute {key!r} on the left only", a, b)
-            if Attrs({key: a[key]}) != Attrs({key: b[key]}):
-                raise self.fail(self.sub(path, f".{key}"), f"attribute {key!r} differs", a[key], b[key])
         for key in b:
             if key not in a:
                 raise self.fail(self.sub(path, f".{key}"), f"attribute {key!r} on the right only", a, b)
-        raise self.fail(path, "attributes differ", a, b)
+        for key in reversed(list(a)):
+            x, y = a[key], b[key]
+            if plain or is_plain_value(x) and is_plain_value(y):
+                if Attrs({key: x}) != Attrs({key: y}):
+                    raise self.fail(self.sub(path, f".{key}"), f"attribute {key!r} differs", x, y)
+            else:
+                push((x, y, self.sub(path, f".{key}")))
+
+    def map_equal(self, a: Map, b: Map, path: object, push: _AnyT) -> None:
+        """Maps: each key of the left, through the node mapping, must be a key of the right."""
+        if len(a) != len(b):
+            raise self.fail(path, f"maps of {len(a)} vs {len(b)} entries", a, b)
+        lmap = self.lmap
+        for key, value in reversed(a.items()):
+            other = key if isinstance(key, (str, Number)) else lmap.get(key, key)
+            if other not in b:
+                raise self.fail(path, f"key {_key_text(key)} has no counterpart on the right", a, b)
+            push((value, b[other], self.sub(path, f"[{_key_text(key)}]")))
 
     # --- what the generated comparisons call ----------------------------------
     def bind_all(self, a: object, b: object, name: str, bind: _AnyT, path: object) -> None:
@@ -296,10 +362,11 @@ class _Comparer:
 
     # --- the walk ----------------------------------------------------------
     def run(self, lhs: object, rhs: object, path: object) -> None:
-        """Compare two expressions (or types, attrs, sequences); raise _Mismatch on the first difference."""
-        var_map = self.var_map
+        """Compare two expressions (or types, attrs, sequences...); raise _Mismatch on the first difference."""
+        lmap = self.lmap
+        rmap = self.rmap
         seen = self.seen
-        compiled = _EXPR_EQUAL[self.track]
+        kinds = _EXPR_KINDS[self.track]
         stack: list[tuple[object, object, object]] = [(lhs, rhs, path)]
         push = stack.append
         pop = stack.pop
@@ -307,44 +374,83 @@ class _Comparer:
             a, b, path = pop()
             ta = type(a)
             if ta is not type(b):
-                if a is _EXIT:
-                    self.unbind(*b)  # type: ignore[misc]
-                    continue
-                raise self.fail(path, f"{ta.__name__} vs {type(b).__name__}", a, b)
-            if ta is Var:
-                have = var_map.get(a)  # type: ignore[call-overload]
-                if have is not None:
-                    if have is not b:
-                        raise self.fail(path, f"%{a.name_hint} is bound to %{have.name_hint}", a, b)  # type: ignore[attr-defined]
-                    continue
-                if b in self.rvar_map:
-                    raise self.fail(path, "a free variable and a bound one", a, b)
-                if a is b:
-                    continue
-                if self.map_free_vars:
-                    self.bind_var(a, b, path)  # type: ignore[arg-type]
-                    continue
-                raise self.fail(path, "different free variables", a, b)
-            if a is b and (ta in _CLOSED or not self.renamed and not self.map_free_vars):
+                self.mixed_types(a, b, path, push)
                 continue
-            equal = compiled[ta]
-            if equal is not None:
-                equal(self, a, b, path, push, seen)
-            elif ta is tuple or ta is list:
-                if len(a) != len(b):  # type: ignore[arg-type]
-                    raise self.fail(path, f"sequences of length {len(a)} vs {len(b)}", a, b)  # type: ignore[arg-type]
-                for i in range(len(a) - 1, -1, -1):  # type: ignore[arg-type]
-                    push((a[i], b[i], self.sub(path, f"[{i}]")))  # type: ignore[index]
-            elif ta is Attrs:
-                self.attrs_equal(a, b, path)
-            elif a is None or issubclass(ta, Type):
-                self.type_equal(a, b, path)
-            elif ta is IRModule:
-                self.module_equal(a, b, path)  # type: ignore[arg-type]
-            elif a != b:
-                raise self.fail(path, f"{ta.__name__} values differ", a, b)
+            if ta is Var:
+                have = lmap.get(a)
+                if have is b:
+                    continue
+                self.var_equal(a, b, path)  # type: ignore[arg-type]
+                continue
+            kind = kinds[ta]
+            if kind is None:
+                self.other_equal(a, b, path, push)
+                continue
+            mode, equal, closed, pairs, children = kind
+            if mode == _GRAPH or mode and children(a):
+                if self.pure:
+                    if a is b:
+                        self.pending.append(a)
+                        continue
+                    self.leave_pure()
+                have = lmap.get(a)
+                if have is not None:
+                    if have is b:
+                        continue
+                    raise self.fail(path, _sharing(ta, "left", "right"), a, b)
+                if b in rmap:
+                    raise self.fail(path, _sharing(ta, "right", "left"), a, b)
+                lmap[a] = b
+                rmap[b] = a
+            elif a is b and (closed or self.pure):
+                if not closed:
+                    self.pending.append(a)
+                continue
+            elif pairs:
+                pair = (id(a), id(b))
+                if pair in seen:
+                    continue
+                seen.add(pair)
+            equal(self, a, b, path, push)
+
+    def mixed_types(self, a: object, b: object, path: object, push: _AnyT) -> None:
+        """Two values of different Python types: equal only as sequences, or as ints."""
+        ta, tb = type(a), type(b)
+        if ta in _SEQUENCE_TYPES and tb in _SEQUENCE_TYPES:
+            self.seq_equal(a, b, path, push)  # type: ignore[arg-type]
+            return
+        if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and not isinstance(b, bool):
+            if a != b:
+                raise self.fail(path, f"{a!r} vs {b!r}", a, b)
+            return
+        raise self.fail(path, f"{ta.__name__} vs {tb.__name__}", a, b)
+
+    def seq_equal(self, a: Sequence[object], b: Sequence[object], path: object, push: _AnyT) -> None:
+        if len(a) != len(b):
+            raise self.fail(path, f"sequences of length {len(a)} vs {len(b)}", a, b)
+        for i in range(len(a) - 1, -1, -1):
+            push((a[i], b[i], self.sub(path, f"[{i}]")))
+
+    def other_equal(self, a: _AnyT, b: _AnyT, path: object, push: _AnyT) -> None:
+        """What is not an expression: sequences, attributes, maps, types, modules, values."""
+        ta = type(a)
+        if ta in _SEQUENCE_TYPES:
+            self.seq_equal(a, b, path, push)
+        elif issubclass(ta, Attrs):
+            self.attrs_equal(a, b, path, push)
+        elif ta is Map:
+            self.map_equal(a, b, path, push)
+        elif a is None or issubclass(ta, Type):
+            self.type_equal(a, b, path)
+        elif ta is IRModule:
+            self.module_equal(a, b, path)
+        elif ta is NDArray:
+            self.tensor_equal(a, b, a, b, path)
+        elif a != b:
+            raise self.fail(path, f"{ta.__name__} values differ", a, b)
 
     def module_equal(self, a: IRModule, b: IRModule, path: object) -> None:
+        """Global functions by name; one mapping for the whole module, as in TVM."""
         names_a = [gv.name_hint for gv in a.get_global_vars()]
         names_b = {gv.name_hint for gv in b.get_global_vars()}
         missing = [n for n in names_a if n not in names_b]
@@ -357,55 +463,51 @@ class _Comparer:
                 ) if part
             )
             raise self.fail(path, f"global functions differ: {what}", a, b)
-        if a.attrs != b.attrs:
-            self.attrs_equal(a.attrs, b.attrs, self.sub(path, ".attrs"))
+        if a.attrs != b.attrs or not a.attrs._plain:
+            self.run(a.attrs, b.attrs, self.sub(path, ".attrs"))
         for name in names_a:
-            # Each function binds its own variables: compare them independently.
-            self.reset()
             self.run(a[name], b[name], self.sub(path, f".{name}"))
-        self.reset()
 
 
-def _equal_source(layout: Layout, track: bool) -> str:
-    """The comparison of two nodes of ``layout``'s kind, as Python source, by the rules per field kind.
+def _map_to_themselves(roots: list[object], lmap: dict, rmap: dict) -> None:
+    """Map every graph node, variable and type variable under ``roots`` to itself."""
+    done: set[int] = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in done:
+            continue
+        done.add(id(n))
+        t = type(n)
+        if t is Var or t is TypeVar or t is IncompleteType:
+            lmap.setdefault(n, n)
+            rmap.setdefault(n, n)
+            if t is Var:
+                stack.append(n.type_annotation)  # type: ignore[attr-defined]
+            continue
+        if t in _SEQUENCE_TYPES:
+            stack.extend(n)  # type: ignore[arg-type]
+            continue
+        layout = getattr(t, "_layout_", None)
+        if layout is None:
+            continue
+        if layout.lang == "expr":
+            if _is_graph_node(n):
+                lmap.setdefault(n, n)
+                rmap.setdefault(n, n)
+            for f in (*layout.type_fields, *layout.type_var_fields):
+                stack.append(getattr(n, f.name))
+        stack.extend(layout.children(n))
 
-    ``equal(self, a, b, path, push, seen)`` raises on a difference in the
-    node's own fields and pushes the pairs of its children, right to left, so
-    that they are compared left to right; with ``track``, each with its path.
-    """
-    lines = ["def equal(self, a, b, path, push, seen):"]
-    emit = lines.append
-    if layout.binds or len(layout.subterm_fields) > 1 or any(f.kind.seq for f in layout.subterm_fields):
-        # A pair of shared subexpressions is compared once, however many uses lead to it
-        # (not worth it for a node with one child: its child's pair is remembered).
-        emit("    pair = (id(a), id(b))")
-        emit("    if pair in seen:")
-        emit("        return")
-        emit("    seen.add(pair)")
-    # Binders first, type parameters before the variables whose annotations use them.
-    for f in (*layout.type_var_fields, *layout.var_fields):
-        bind = "self.bind_var" if f.kind.lang == "expr" else "self.bind_type_var"
-        if f.kind.seq:
-            emit(f"    self.bind_all(a, b, {f.name!r}, {bind}, path)")
-        else:
-            emit(f"    {bind}(a.{f.name}, b.{f.name}, self.sub(path, {'.' + f.name!r}))")
-    for f in layout.check_fields:
-        emit(_EQUAL_RULE[_rule(f, layout)].format(n=f.name, at=f"self.sub(path, {'.' + f.name!r})"))
-    if layout.binds:
-        bound = tuple_source(layout.var_fields, "a")
-        bound_types = tuple_source(layout.type_var_fields, "a")
-        emit(f"    push((_EXIT, ({bound}, {bound_types}), None))")
-    for f in reversed(layout.subterm_fields):
-        # With its path when tracking (for the message), without otherwise.
-        if f.kind.seq:
-            emit(f"    x, y = a.{f.name}, b.{f.name}")
-            emit("    for i in range(len(x) - 1, -1, -1):")
-            emit(f"        push((x[i], y[i], (path, f'.{f.name}[{{i}}]')))" if track else
-                 "        push((x[i], y[i], None))")
-        else:
-            emit(f"    push((a.{f.name}, b.{f.name}, (path, '.{f.name}')))" if track else
-                 f"    push((a.{f.name}, b.{f.name}, None))")
-    return "\n".join(lines) + "\n"
+
+def _tv_name(tv: object) -> str:
+    return getattr(tv, "name_hint", None) or type(tv).__name__
+
+
+def _key_text(key: object) -> str:
+    if isinstance(key, Var):
+        return "%" + key.name_hint
+    return repr(key)
 
 
 def _rule(f: Field, layout: Layout) -> str:
@@ -416,43 +518,98 @@ def _rule(f: Field, layout: Layout) -> str:
     if kind.seq and f in layout.child_fields:
         return "LENGTH"
     if kind.lang == "type":
+        if kind.seq and _callee(layout) is not None:
+            return "CALLEE_TYPES"
         return "TYPES" if kind.seq else "TYPE"
     return "DATA"
+
+
+def _callee(layout: Layout) -> str | None:
+    """The name of the field holding what a node applies (a call's ``op``), if any."""
+    for f in layout.child_fields:
+        if f.kind.callee:
+            return f.name
+    return None
 
 
 _EQUAL_RULE = {
     "LENGTH": "    if len(a.{n}) != len(b.{n}): self.length_mismatch(a, b, '{n}', path)",
     "DATA": "    if a.{n} != b.{n}: self.data_mismatch(a, b, '{n}', path)",
-    "ATTRS": "    if a.{n} is not b.{n}: self.attrs_equal(a.{n}, b.{n}, {at})",
+    "ATTRS": ("    x = a.{n}\n"
+              "    if x is not b.{n} or x is not None and not x._plain:\n"
+              "        self.attrs_equal(x, b.{n}, {at}, push)"),
     "TENSOR": "    self.tensor_equal(a, b, a.{n}, b.{n}, {at})",
     "TYPE": "    self.type_equal(a.{n}, b.{n}, {at})",
     "TYPES": "    if a.{n} or b.{n}: self.type_list_equal(a.{n}, b.{n}, {at})",
+    # The type arguments of a call of an operator are derived from its arguments (TVM skips them).
+    "CALLEE_TYPES": ("    if (a.{n} or b.{n}) and type(a.{callee}) is not Op:\n"
+                     "        self.type_list_equal(a.{n}, b.{n}, {at})"),
 }
-"""How each kind of own field is compared, as a line of the generated comparison."""
+"""How each kind of own field is compared, as lines of the generated comparison."""
 
-_CLOSED: set[type] = set()
-"""Expression kinds that hold no variables (no children, no types): an identical node is always equal."""
+
+def _equal_source(layout: Layout, track: bool) -> str:
+    """The comparison of two nodes of ``layout``'s kind, as Python source, by the rules per field kind.
+
+    ``equal(self, a, b, path, push)`` maps the node's binders, raises on a
+    difference in its own fields and pushes the pairs of its other children,
+    right to left, so that they are compared left to right; with ``track``,
+    each with its path.
+    """
+    lines = ["def equal(self, a, b, path, push):"]
+    emit = lines.append
+    # Binders first, type parameters before the variables whose annotations use them.
+    for f in (*layout.type_var_fields, *layout.var_fields):
+        bind = "self.bind_var" if f.kind.lang == "expr" else "self.bind_type_var"
+        if f.kind.seq:
+            emit(f"    self.bind_all(a, b, {f.name!r}, {bind}, path)")
+        else:
+            emit(f"    {bind}(a.{f.name}, b.{f.name}, self.sub(path, {'.' + f.name!r}))")
+    callee = _callee(layout)
+    for f in layout.check_fields:
+        emit(_EQUAL_RULE[_rule(f, layout)].format(
+            n=f.name, at=f"self.sub(path, {'.' + f.name!r})", callee=callee))
+    for f in reversed(layout.subterm_fields):
+        # With its path when tracking (for the message), without otherwise.
+        if f.kind.seq:
+            emit(f"    x, y = a.{f.name}, b.{f.name}")
+            emit("    for i in range(len(x) - 1, -1, -1):")
+            emit(f"        push((x[i], y[i], (path, f'.{f.name}[{{i}}]')))" if track else
+                 "        push((x[i], y[i], None))")
+        else:
+            emit(f"    push((a.{f.name}, b.{f.name}, (path, '.{f.name}')))" if track else
+                 f"    push((a.{f.name}, b.{f.name}, None))")
+    emit("    return")
+    return "\n".join(lines) + "\n"
 
 
 def _equal_function(layout: Layout | None, track: bool) -> Callable[..., None] | None:
     """The generated comparison of one kind (None for what is not a declared kind)."""
     if layout is None:
         return None
-    namespace = {"layout": layout, "_EXIT": _EXIT}
+    namespace = {"layout": layout, "Op": Op}
     mode = "tracked " if track else ""
     name = f"<{mode}structural equality of {layout.cls.__module__}.{layout.cls.__qualname__}>"
     return compile_source(_equal_source(layout, track), namespace, name)["equal"]
 
 
-def _expr_equal(cls: type, track: bool) -> Callable[..., None] | None:
+def _expr_kind(cls: type, track: bool) -> tuple | None:
+    """What the walk needs about one kind: (graph mode, comparison, closed, pairs, children).
+
+    ``closed``: the kind holds no variables (no children, no types), so an
+    identical node is always equal.  ``pairs``: a kind compared afresh whose
+    comparisons are worth remembering (it has children or tensors).
+    """
     layout = _layout_in(cls, Expr)
-    if layout is not None and layout.leaf and not layout.type_fields:
-        _CLOSED.add(cls)
-    return _equal_function(layout, track)
+    if layout is None:
+        return None
+    closed = layout.leaf and not layout.type_fields
+    pairs = not layout.leaf or bool(layout.tensor_fields)
+    return (_graph_mode(layout), _equal_function(layout, track), closed, pairs, layout.children)
 
 
 # The generated comparisons by kind, without paths and with them (``track``).
-_EXPR_EQUAL = (PerKind(lambda cls: _expr_equal(cls, False)), PerKind(lambda cls: _expr_equal(cls, True)))
+_EXPR_KINDS = (PerKind(lambda cls: _expr_kind(cls, False)), PerKind(lambda cls: _expr_kind(cls, True)))
 _TYPE_EQUAL = (
     PerKind(lambda cls: _equal_function(_layout_in(cls, Type), False)),
     PerKind(lambda cls: _equal_function(_layout_in(cls, Type), True)),
@@ -471,19 +628,21 @@ def _compare(lhs: object, rhs: object, map_free_vars: bool, track: bool) -> _Mis
 def structural_equal(lhs: object, rhs: object, map_free_vars: bool = False) -> bool:
     """True when ``lhs`` and ``rhs`` are the same program up to renaming of bound variables.
 
-    Works on expressions, types, attributes, modules and lists of them.  With
+    Works on expressions, types, attributes, modules and sequences of them.
+    Shared subexpressions must be shared alike (graph equality, as TVM).  With
     ``map_free_vars``, free variables are also compared up to a consistent renaming.
     """
     return _compare(lhs, rhs, map_free_vars, False) is None
 
 
 def assert_structural_equal(lhs: object, rhs: object, map_free_vars: bool = False) -> None:
-    """Raise AssertionError naming the path to the first difference and showing both sides."""
+    """Raise :class:`StructuralMismatchError` (an AssertionError and a ValueError) naming the
+    path to the first difference and showing both sides there."""
     mismatch = _compare(lhs, rhs, map_free_vars, True)
     if mismatch is None:
         return
     where = _path_text(mismatch.path)
-    raise AssertionError(
+    raise StructuralMismatchError(
         f"structural mismatch at {where}: {mismatch.reason}\n"
         f"  lhs: {_short(mismatch.lhs)}\n"
         f"  rhs: {_short(mismatch.rhs)}"
@@ -524,61 +683,77 @@ def _array_text(data: _AnyT) -> str:
 _MASK = (1 << 61) - 1
 
 # Tags keep kinds of things apart in the hash; node kinds use their layout's tag.
-_T_VAR_FREE, _T_VAR_MAPPED, _T_BOUND, _T_TVAR, _T_NONE, _T_LIST, _T_MOD = 11, 12, 13, 43, 46, 47, 48
+_T_VAR, _T_VAR_FREE, _T_TVAR, _T_INCOMPLETE, _T_NONE, _T_LIST, _T_MOD, _T_MAP = (
+    11, 12, 43, 44, 46, 47, 48, 49)
 
 
 class _Hasher:
-    """One hash computation: a memo by node id, and tokens for variables by their binders."""
+    """One hash computation: a memo by node, tokens for variables, and TVM's two counters.
 
-    __slots__ = ("map_free_vars", "memo", "var_tokens", "tv_tokens", "free_count", "headers")
+    ``defs`` numbers variables where they are defined (or, with
+    ``map_free_vars``, free ones where first met); ``count`` numbers graph
+    nodes as they are finished, which sets a DAG apart from the tree copying
+    its shared part.
+    """
+
+    __slots__ = ("map_free_vars", "memo", "var_tokens", "tv_tokens", "defs", "count")
 
     def __init__(self, map_free_vars: bool) -> None:
         self.map_free_vars = map_free_vars
         self.memo: dict[int, int] = {}
         self.var_tokens: dict[Var, int] = {}
-        self.tv_tokens: dict[TypeVar, int] = {}
-        self.free_count = 0
-        self.headers: dict[int, int] = {}  # binding nodes being hashed: their header
+        self.tv_tokens: dict[object, int] = {}
+        self.defs = 0
+        self.count = 0
 
     # --- variables -----------------------------------------------------------
     def var(self, v: Var) -> int:
+        """The token of a variable met as a use: known, free by identity, or mapped by order."""
         token = self.var_tokens.get(v)
         if token is not None:
             return token
         if self.map_free_vars:
-            token = hash((_T_VAR_MAPPED, self.free_count, self.type_hash(v.type_annotation)))
-            self.free_count += 1
+            token = hash((_T_VAR, self.defs, self.type_hash(v.type_annotation)))
+            self.defs += 1
         else:
-            token = hash((_T_VAR_FREE, id(v)))
+            token = hash((_T_VAR_FREE, id(v), self.type_hash(v.type_annotation)))
+        token = hash((token, self.count))
+        self.count += 1
         self.var_tokens[v] = token
         return token
 
-    def type_var(self, tv: TypeVar) -> int:
+    def define_var(self, v: Var) -> None:
+        """A binder: numbered where it is defined (a variable bound twice keeps its first number)."""
+        if v in self.var_tokens:
+            return
+        token = hash((_T_VAR, self.defs, self.type_hash(v.type_annotation)))
+        self.defs += 1
+        self.var_tokens[v] = hash((token, self.count))
+        self.count += 1
+
+    def type_var(self, tv: _AnyT) -> int:
         token = self.tv_tokens.get(tv)
         if token is not None:
             return token
-        if type(tv) is GlobalTypeVar:
+        t = type(tv)
+        if t is GlobalTypeVar:
             token = hash((_T_TVAR, "global", tv.name_hint, int(tv.kind)))
+        elif t is IncompleteType:
+            token = hash((_T_INCOMPLETE, int(tv.kind)))
         elif self.map_free_vars:
-            token = hash((_T_TVAR, "free", self.free_count, int(tv.kind)))
-            self.free_count += 1
+            token = hash((_T_TVAR, self.defs, int(tv.kind)))
+            self.defs += 1
         else:
-            token = hash((_T_TVAR, id(tv)))
+            token = hash((_T_TVAR, id(tv), int(tv.kind)))
         self.tv_tokens[tv] = token
         return token
 
-    def bind_type_params(self, params: Sequence[TypeVar]) -> None:
-        """Type parameters hash by position and kind (and their binder's fields, through its hash)."""
-        n = len(params)
-        for i, tv in enumerate(params):
-            self.tv_tokens[tv] = hash((_T_TVAR, "bound", i, n, int(tv.kind)))
-
-    def unbind(self, node: object, layout: Layout) -> None:
-        """Leave the scope of a node's binders: outside it, their names mean nothing."""
-        for v in layout.bound_vars(node):
-            self.var_tokens.pop(v, None)
-        for tv in layout.bound_type_vars(node):
-            self.tv_tokens.pop(tv, None)
+    def define_type_vars(self, params: Sequence[TypeVar]) -> None:
+        tokens = self.tv_tokens
+        for tv in params:
+            if tv not in tokens:
+                tokens[tv] = hash((_T_TVAR, "def", self.defs, int(tv.kind)))
+                self.defs += 1
 
     # --- types ---------------------------------------------------------------
     def type_hash(self, ty: object) -> int:
@@ -598,22 +773,21 @@ class _Hasher:
             if t is None:
                 out.append(_T_NONE)
                 continue
-            if issubclass(tt, TypeVar):
-                out.append(self.type_var(t))  # type: ignore[arg-type]
+            if tt in _TYPE_VARIABLES:
+                out.append(self.type_var(t))
                 continue
             layout = _layout_in(tt, Type)
             if layout is None:
                 out.append(hash(t))
                 continue
             if expanded:
-                n = len(layout.subterms(t))
+                n = len(layout.children(t))
                 h = hash((layout.tag, layout.key(t), *out[len(out) - n:]))
                 del out[len(out) - n:]
                 out.append(h)
-                self.unbind(t, layout)
                 continue
-            self.bind_type_params(layout.bound_type_vars(t))
-            kids = layout.subterms(t)
+            self.define_type_vars(layout.bound_type_vars(t))
+            kids = layout.children(t)
             if not kids:
                 out.append(hash((layout.tag, layout.key(t))))
                 continue
@@ -643,32 +817,56 @@ class _Hasher:
                 expanders[type(node)](self, node, push, memo)
         return memo[id(root)]
 
+    def attrs_hash(self, attrs: _AnyT) -> int:
+        """Attributes holding IR nodes: their values hashed in this computation (variables by token)."""
+        if attrs is None or attrs._plain:
+            return hash(attrs)
+        return hash((attrs.type_key, tuple(sorted(
+            (key, self.expr_hash(value)) for key, value in attrs.items()
+        ))))
+
     def other_hash(self, node: object) -> int:
-        """Everything that is not an expression: types, attrs, modules, sequences, plain values."""
+        """Everything that is not an expression: types, attrs, modules, sequences, maps, values."""
         t = type(node)
         if node is None or issubclass(t, Type):
             return self.type_hash(node)
         if isinstance(node, Attrs):
-            return hash(node)
+            return self.attrs_hash(node)
         if t is IRModule:
-            # Each function binds its own variables, so each is hashed on its own.
+            # Hashed function by function: consistent with one mapping for the whole module.
             parts = [
                 (gv.name_hint, _Hasher(self.map_free_vars).expr_hash(node[gv]))  # type: ignore[index]
                 for gv in sorted(node.get_global_vars(), key=lambda g: g.name_hint)  # type: ignore[attr-defined]
             ]
             return hash((_T_MOD, hash(node.attrs), tuple(parts)))  # type: ignore[attr-defined]
-        if t is tuple or t is list:
+        if t in _SEQUENCE_TYPES:
             return hash((_T_LIST, *[self.expr_hash(x) for x in node]))  # type: ignore[attr-defined]
+        if t is Map:
+            items = sorted(
+                (self.key_hash(k), self.expr_hash(v)) for k, v in node.items()  # type: ignore[attr-defined]
+            )
+            return hash((_T_MAP, tuple(items)))
+        if t is NDArray:
+            arr = node.__array__()  # type: ignore[attr-defined]
+            return hash((arr.dtype.str, arr.shape, arr.tobytes()))
+        if isinstance(node, int) and not isinstance(node, bool):
+            return hash(int(node))
         return hash(node)
+
+    def key_hash(self, key: object) -> int:
+        if isinstance(key, (str, Number)):
+            return hash(key)
+        return self.expr_hash(key)
 
 
 _HASH_RULE = {
     "LENGTH": "len(n.{n})",
     "DATA": "n.{n}",
-    "ATTRS": "n.{n}",
+    "ATTRS": "(x if (x := n.{n}) is None or x._plain else self.attrs_hash(x))",
     "TENSOR": "(n.{n}.__array__().dtype.str, n.{n}.shape, n.{n}.__array__().tobytes())",
     "TYPE": "th(n.{n})",
     "TYPES": "(tuple([th(t) for t in n.{n}]) if n.{n} else 0)",
+    "CALLEE_TYPES": "(tuple([th(t) for t in n.{n}]) if n.{n} and type(n.{callee}) is not Op else 0)",
 }
 """How each kind of own field enters the hash, as an expression of the generated code."""
 
@@ -691,141 +889,59 @@ def _of(expr: str) -> str:
 def _hash_source(layout: Layout) -> str:
     """The hashing of one expression kind, as Python source, by the rules per field kind.
 
-    Each kind gets ``expand(self, n, push, memo)``.  A kind without children
-    hashes the node there.  Any other pushes a continuation and then its
-    unhashed children (right to left), so that the continuation runs once
-    they are done: ``combine``, which hashes the node, or for a node that
-    binds variables ``step``; when no child is left to hash (operands already
-    hashed, as in A-normal form), it runs the continuation at once.  A binding
-    node's ``expand`` gives its variables their tokens and goes on with its
-    first child; ``step(..., phase, ...)`` runs when child ``phase - 1`` is
-    done: it folds that child's hash into each binder's token and goes on with
-    the next child, or after the last one hashes the node and ends the
-    binders' scope.
+    Each kind gets ``expand(self, n, push, memo)``: it numbers the variables
+    the node binds (type parameters first), then pushes a continuation and
+    the node's unhashed children (right to left), so that the continuation,
+    ``combine``, runs once they are done; with no child left to hash
+    (operands already hashed, as in A-normal form) it combines at once.
+    ``combine`` hashes the node's own fields with its children's hashes and,
+    for a graph node, the next node number.
     """
-    own = ", ".join(["TAG", *[_HASH_RULE[_rule(f, layout)].format(n=f.name)
+    callee = _callee(layout)
+    own = ", ".join(["TAG", *[_HASH_RULE[_rule(f, layout)].format(n=f.name, callee=callee)
                              for f in layout.check_fields]])
-    if layout.leaf and not layout.binds:
-        return f"def expand(self, n, push, memo):\n    th = self.type_hash\n    memo[id(n)] = hash(({own},))\n"
+    mode = _graph_mode(layout)
+    kids = [f"*[{_of('k')} for k in n.{f.name}]" if f.kind.seq else _of(f"n.{f.name}")
+            for f in layout.child_fields]
+    parts = ", ".join([own, *kids])
+    combine = ["th = self.type_hash", "tokens = self.var_tokens"]
+    if mode == _AFRESH or mode == _GRAPH_UNLESS_EMPTY and not layout.child_fields:
+        combine.append(f"memo[id(n)] = hash(({parts},))")
+    else:
+        # A graph node's hash takes in its number, in the order nodes are finished.
+        if mode == _GRAPH_UNLESS_EMPTY:
+            combine.append(f"if not {tuple_source(layout.child_fields)}:")
+            combine.append(f"    memo[id(n)] = hash(({parts},))")
+            combine.append("    return")
+        combine += ["c = self.count", "self.count = c + 1", f"memo[id(n)] = hash(({parts}, c))"]
     lines = ["def expand(self, n, push, memo):"]
     emit = lines.append
-    if not layout.binds:
-        # The continuation goes below the first unhashed child; with none, it runs now.
-        emit("    waiting = False")
-        for f in reversed(layout.subterm_fields):
-            if f.kind.seq:
-                emit(f"    x = n.{f.name}")
-                emit("    for i in range(len(x) - 1, -1, -1):")
-                emit("        k = x[i]")
-                emit(_PUSH_AFTER_CONTINUATION.format(ind="        "))
-            else:
-                emit(f"    k = n.{f.name}")
-                emit(_PUSH_AFTER_CONTINUATION.format(ind="    "))
-        kids = [f"*[{_of('k')} for k in n.{f.name}]" if f.kind.seq else _of(f"n.{f.name}")
-                for f in layout.subterm_fields]
-        combine = [
-            "th = self.type_hash",
-            "tokens = self.var_tokens",
-            f"memo[id(n)] = hash(({own}, {', '.join(kids)}))",
-        ]
-        emit("    if waiting:")
-        emit("        return")
-        emit("    token = self.var")
-        lines.extend("    " + line for line in combine)
-        emit("")
-        emit("def combine(self, n, phase, push, memo, token):")
-        lines.extend("    " + line for line in combine)
-        return "\n".join(lines) + "\n"
-
-    # The header: own fields and binder annotations; then each binder's token by position.
-    emit("    th = self.type_hash")
     if layout.type_var_fields:
-        emit(f"    self.bind_type_params({tuple_source(layout.type_var_fields)})")
-    annotations = ", ".join(
-        f"*[_T_NONE if v.type_annotation is None else th(v.type_annotation) for v in n.{f.name}]"
-        if f.kind.seq else
-        f"_T_NONE if n.{f.name}.type_annotation is None else th(n.{f.name}.type_annotation)"
-        for f in layout.var_fields
-    )
-    emit(f"    header = hash(({own}, ({annotations},)))")
-    emit("    tokens = self.var_tokens")
-    position = "0"
-    for f in layout.var_fields:
-        if f.kind.seq:
-            emit(f"    for i, v in enumerate(n.{f.name}, {position}):")
-            emit("        tokens[v] = hash((_T_BOUND, header, i))")
-            position = f"{position} + len(n.{f.name})"
-        else:
-            emit(f"    tokens[n.{f.name}] = hash((_T_BOUND, header, {position}))")
-            position = f"{position} + 1"
-    emit("    self.headers[id(n)] = header")
-    kids = tuple_source(layout.subterm_fields)
-    dynamic = any(f.kind.seq for f in layout.subterm_fields)
-    if dynamic:
-        emit(f"    kids = {kids}")
-        emit("    k = kids[0] if kids else None")
-    elif layout.subterm_fields:
-        emit(f"    k = n.{layout.subterm_fields[0].name}")
-    else:
-        emit("    k = None")
-    # Go on with the first child; if there is none to hash, straight to the step.
-    emit("    if k is not None and type(k) is not Var and id(k) not in memo:")
-    emit("        push((n, step, 1))")
-    emit("        push((k, None, 0))")
-    emit("    else:")
-    emit("        step(self, n, 1, push, memo, self.var)")
-    emit("")
-    emit("def step(self, n, phase, push, memo, token):")
-    emit("    tokens = self.var_tokens")
-
-    def fold(done: str, ind: str) -> None:
-        """Each binder's token takes in the hash of a finished child."""
-        for f in layout.var_fields:
-            if f.kind.seq:
-                emit(f"{ind}for v in n.{f.name}:")
-                emit(f"{ind}    tokens[v] = hash((tokens[v], {done}))")
-            else:
-                emit(f"{ind}tokens[n.{f.name}] = hash((tokens[n.{f.name}], {done}))")
-
-    if dynamic:
-        # As many phases as children, known only at run time.
-        emit(f"    kids = {kids}")
-        emit("    while phase < len(kids):")
-        emit("        k = kids[phase - 1]")
-        emit(f"        done = {_of('k')}")
-        fold("done", "        ")
-        emit("        k = kids[phase]")
-        emit("        phase += 1")
-        emit("        if type(k) is not Var and id(k) not in memo:")
-        emit("            push((n, step, phase))")
-        emit("            push((k, None, 0))")
-        emit("            return")
-        emit(f"    memo[id(n)] = hash((self.headers.pop(id(n)), *[{_of('k')} for k in kids]))")
-    else:
-        # One phase per child, unrolled; a child already hashed falls through to the next.
-        names = [f.name for f in layout.subterm_fields]
-        for phase in range(1, len(names)):
-            emit(f"    if phase <= {phase}:")
-            emit(f"        done = {_of('n.' + names[phase - 1])}")
-            fold("done", "        ")
-            emit(f"        k = n.{names[phase]}")
-            emit("        if type(k) is not Var and id(k) not in memo:")
-            emit(f"            push((n, step, {phase + 1}))")
-            emit("            push((k, None, 0))")
-            emit("            return")
-        parts = "".join(f", {_of('n.' + name)}" for name in names)
-        emit(f"    memo[id(n)] = hash((self.headers.pop(id(n)){parts}))")
-    emit("    # The binders' scope ends: outside it, the same variables would be free.")
+        emit(f"    self.define_type_vars({tuple_source(layout.type_var_fields)})")
     for f in layout.var_fields:
         if f.kind.seq:
             emit(f"    for v in n.{f.name}:")
-            emit("        tokens.pop(v, None)")
+            emit("        self.define_var(v)")
         else:
-            emit(f"    tokens.pop(n.{f.name}, None)")
-    if layout.type_var_fields:
-        emit("    tv_tokens = self.tv_tokens")
-        emit(f"    for tv in {tuple_source(layout.type_var_fields)}:")
-        emit("        tv_tokens.pop(tv, None)")
+            emit(f"    self.define_var(n.{f.name})")
+    # The continuation goes below the first unhashed child; with none, it runs now.
+    emit("    waiting = False")
+    for f in reversed(layout.subterm_fields):
+        if f.kind.seq:
+            emit(f"    x = n.{f.name}")
+            emit("    for i in range(len(x) - 1, -1, -1):")
+            emit("        k = x[i]")
+            emit(_PUSH_AFTER_CONTINUATION.format(ind="        "))
+        else:
+            emit(f"    k = n.{f.name}")
+            emit(_PUSH_AFTER_CONTINUATION.format(ind="    "))
+    emit("    if waiting:")
+    emit("        return")
+    emit("    token = self.var")
+    lines.extend("    " + line for line in combine)
+    emit("")
+    emit("def combine(self, n, phase, push, memo, token):")
+    lines.extend("    " + line for line in combine)
     return "\n".join(lines) + "\n"
 
 
@@ -834,7 +950,7 @@ def _hash_expand(cls: type) -> Callable[..., None]:
     layout = _layout_in(cls, Expr)
     if layout is None:
         return _hash_other
-    namespace = {"TAG": layout.tag, "Var": Var, "_T_BOUND": _T_BOUND, "_T_NONE": _T_NONE}
+    namespace = {"TAG": layout.tag, "Var": Var, "Op": Op}
     name = f"<structural hash of {layout.cls.__module__}.{layout.cls.__qualname__}>"
     return compile_source(_hash_source(layout), namespace, name)["expand"]
 
@@ -849,8 +965,9 @@ _HASH_EXPAND = PerKind(_hash_expand)
 def structural_hash(node: object, map_free_vars: bool = False) -> int:
     """A hash consistent with :func:`structural_equal`: equal programs hash alike.
 
-    Invariant under renaming of bound variables; free variables hash by
-    identity, or with ``map_free_vars`` by the order in which they are met.
+    Invariant under renaming of bound variables; a shared node hashes unlike
+    two copies of it.  Free variables hash by identity, or with
+    ``map_free_vars`` by the order in which they are met.
     """
     return _Hasher(map_free_vars).expr_hash(node) & _MASK
 

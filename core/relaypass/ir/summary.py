@@ -42,7 +42,12 @@ __all__ = ["clip", "short_text", "type_text"]
 SKETCH_DEPTH = 3
 """How many levels of a large expression a sketch shows before writing ``...``."""
 
-_PRINTER_NOISE = ("#[", "free_var ", "// meta data omitted")
+_PRINTER_NOISE = (
+    "#[", "free_var ",
+    # the comment that stands for a metadata section left out
+    "/* For debugging purposes the metadata", "* If you would like to see the full metadata",
+    "* option to `True` when invoking", "*/",
+)
 
 
 def short_text(node: object, max_chars: int = 200, max_nodes: int = 40) -> str:

@@ -16,6 +16,7 @@ import enum
 from collections.abc import Iterable, Sequence
 
 from . import hooks
+from .dtype import DTYPE_NAMES, canonical_dtype
 from .fields import DATA, INFO, SPAN, TYPE, TYPE_VARS, TYPES, fields
 from .node import Node, Span, _init
 
@@ -31,8 +32,67 @@ class TypeKind(enum.IntEnum):
     TypeData = 6
 
 
+class IntImm(int):
+    """A tensor dimension: an int that also reads as TVM's ``tir.IntImm``.
+
+    Shapes of tensor types hold these, so code written for TVM works on them
+    unchanged -- ``int(dim)``, ``dim.value``, ``dim.dtype``, comparisons,
+    arithmetic (which gives plain ints), ``isinstance(dim, tvm.tir.IntImm)`` --
+    while every other reader sees an int: it compares, hashes and prints as
+    its value.  ``IntImm("int64", 3)`` is TVM's spelling; the dtype is
+    ``int32`` unless given or the value needs 64 bits.
+    """
+
+    def __new__(cls, dtype: str | int = "int32", value: object = None, span: Span | None = None):
+        if value is None:  # IntImm(3): the value alone
+            dtype, value = "", dtype
+        self = int.__new__(cls, value)  # type: ignore[call-overload]
+        if dtype and dtype != _int_dtype(self):
+            self.__dict__["_dtype"] = canonical_dtype(dtype)
+        return self
+
+    @property
+    def value(self) -> int:
+        """The value as a plain int (TVM's ``IntImm.value``)."""
+        return int(self)
+
+    @property
+    def dtype(self) -> str:
+        return self.__dict__.get("_dtype") or _int_dtype(self)
+
+    @property
+    def span(self) -> None:
+        return None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"IntImm is immutable: cannot set {name!r}")
+
+    def same_as(self, other: object) -> bool:
+        return self is other
+
+    def astext(self) -> str:
+        return int.__repr__(self)
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple:
+        return (IntImm, (self.dtype, int(self)))
+
+
+def _int_dtype(value: int) -> str:
+    return "int32" if -(1 << 31) <= value < (1 << 31) else "int64"
+
+
+_DIMS: dict[int, IntImm] = {}
+"""The dimensions made so far, by value: shapes share them (most dims are small)."""
+_DIMS_CACHED = 1 << 16
+
+
 class Any(Node):
-    """An unknown tensor dimension (``?`` in text), Relay's ``relay.Any()``.
+    """An unknown tensor dimension (``?`` in text), Relay's ``relay.Any()`` (``tvm.tir.Any``).
 
     All unknown dimensions compare equal: a type with ``Any`` says only that the
     extent is not known statically.
@@ -52,8 +112,12 @@ class Any(Node):
 
     __str__ = __repr__
 
+    @property
+    def dtype(self) -> str:
+        return "int32"
 
-Dim = int | Any
+
+Dim = IntImm | Any
 
 
 class Type(Node):
@@ -76,17 +140,32 @@ class Type(Node):
 
 
 def _dim(d: object) -> Dim:
-    if isinstance(d, Any):
+    """A dimension as stored: an :class:`IntImm` (shared per value) or ``Any``."""
+    t = type(d)
+    if t is int:
+        dim = _DIMS.get(d)  # type: ignore[call-overload]
+        if dim is not None:
+            return dim
+    elif t is IntImm:
+        return d  # type: ignore[return-value]
+    elif isinstance(d, Any):
         return d
-    if d is None:
+    elif d is None:
         return Any()
+    if isinstance(d, bool):
+        raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}")
     try:
         value = int(d)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}") from None
     if value != d:
         raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}")
-    return value
+    dim = _DIMS.get(value)
+    if dim is None:
+        dim = IntImm(_int_dtype(value), value)
+        if 0 <= value < _DIMS_CACHED:
+            _DIMS[value] = dim
+    return dim
 
 
 class TensorType(Type):
@@ -96,8 +175,8 @@ class TensorType(Type):
     _fields_ = fields(shape=DATA, dtype=DATA, span=SPAN)
 
     def __init__(self, shape: Iterable[object], dtype: str = "float32", span: Span | None = None):
-        shape_t = tuple(_dim(d) for d in shape)
-        dtype_s = str(dtype)
+        shape_t = tuple([_dim(d) for d in shape])
+        dtype_s = DTYPE_NAMES.get(dtype) or canonical_dtype(dtype)  # type: ignore[call-overload]
         _init(self, "shape", shape_t)
         _init(self, "dtype", dtype_s)
         _init(self, "span", span)
@@ -117,7 +196,7 @@ class TensorType(Type):
         """The shape as plain ints; raises when a dimension is ``Any``."""
         if not self.is_static:
             raise ValueError(f"{self} has unknown dimensions")
-        return self.shape  # type: ignore[return-value]
+        return tuple([int(d) for d in self.shape])
 
     def __eq__(self, other: object) -> bool:
         if self is other:

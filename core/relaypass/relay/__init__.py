@@ -25,11 +25,14 @@ from ..ir.expr import (
 )
 from ..ir.expr_builders import const, var
 from ..ir.module import IRModule
+from ..ir.node import SourceName, Span
 from ..ir.op import Op
 from ..ir.scope_builder import ScopeBuilder
+from ..ir.text.parser import parse_expr
 from ..ir.types import (
     Any,
     FuncType,
+    GlobalTypeVar,
     IncompleteType,
     RefType,
     TensorType,
@@ -39,7 +42,8 @@ from ..ir.types import (
     TypeVar,
     scalar_type,
 )
-from . import analysis, expr_functor, op
+from ..transform.parsing import fromtext, parse
+from . import analysis, base, expr_functor, op, ty
 from .op import *  # noqa: F403
 from .op import nn
 
@@ -47,10 +51,12 @@ RelayExpr = Expr
 
 __all__ = [
     "Any", "Call", "Constant", "Expr", "ExprFunctor", "ExprMutator", "ExprVisitor", "FuncType",
-    "Function", "GlobalVar", "IRModule", "If", "MixedModeMutator", "expr_functor",
+    "Function", "GlobalTypeVar", "GlobalVar", "IRModule", "If", "MixedModeMutator", "SourceName",
+    "Span", "base", "expr_functor", "ty",
     "IncompleteType", "Let", "Op", "RefCreate", "RefRead", "RefType", "RefWrite", "RelayExpr",
     "ScopeBuilder", "TensorType", "Tuple", "TupleGetItem", "TupleType", "Type", "TypeKind",
     "TypeVar", "Var", "analysis", "bind", "const", "nn", "op", "scalar_type", "var",
+    "fromtext", "parse", "parse_expr",
     *op.__all__,
 ]
 
@@ -58,7 +64,7 @@ __all__ = [
 _LAZY_SUBMODULES = {
     "transform": "relaypass.relay.transform",
     "annotation": "relaypass.relay.annotation",
-    "frontend": "relaypass.frontend",
+    "frontend": "relaypass.relay.frontend",
     "testing": "relaypass.relay.testing",
     "build_module": "relaypass.relay.build_module",
 }

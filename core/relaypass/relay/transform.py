@@ -28,9 +28,10 @@ from ..transform import (
     register_pass,
 )
 from ..transform.constructors import pass_attribute, registered_pass_names
+from ..transform.infer_type_local import InferTypeLocal
 
 __all__ = [
-    "FunctionPass", "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "Sequential",
+    "FunctionPass", "InferTypeLocal", "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "Sequential",
     "function_pass", "get_pass", "list_passes", "load_pipeline", "module_pass", "register_pass",
 ]
 

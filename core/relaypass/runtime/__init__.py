@@ -22,9 +22,10 @@ from ..ir.ndarray import (
     vulkan,
     webgpu,
 )
+from ..ir.object_api import convert  # tvm.runtime.convert: lists to Arrays, dicts to Maps
 from . import container, ndarray
 
 __all__ = [
-    "Device", "NDArray", "cl", "container", "cpu", "cuda", "device", "ext_dev", "gpu", "hexagon",
-    "metal", "mtl", "ndarray", "opencl", "rocm", "vpi", "vulkan", "webgpu",
+    "Device", "NDArray", "cl", "container", "convert", "cpu", "cuda", "device", "ext_dev", "gpu",
+    "hexagon", "metal", "mtl", "ndarray", "opencl", "rocm", "vpi", "vulkan", "webgpu",
 ]

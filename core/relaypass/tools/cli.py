@@ -228,6 +228,7 @@ class _Run:
         self.steps = runnable(self.schedule)
         self.pipeline: Pipeline = spec.build()
         self.timing: Any = None
+        self.timing_table = ""  # read before the context exits, which clears it (as in TVM)
         self.progress: ProgressInstrument
         # The names of the registered instruments of the run (a reproducer records their plugins).
         self.instrument_names = [ref.name for ref in spec.instruments]
@@ -279,6 +280,8 @@ class _Run:
             except Exception as exc:
                 self.failed = self.tracker.failed_step(exc)
                 raise
+            if self.timing is not None:
+                self.timing_table = self.timing.render()
         self.seconds = time.perf_counter() - start
         return out
 
@@ -311,7 +314,7 @@ class _Run:
         _err(f"relaypass: pipeline {self.spec.name} (opt_level {self.spec.opt_level}) ran "
              f"{n} pass{'es' if n != 1 else ''} in {_secs(self.seconds)}")
         if self.timing is not None:
-            _err(self.timing.render())
+            _err(self.timing_table)
 
 
 def _build_timer(args: argparse.Namespace, build: Callable[[str, dict[str, Any]], Any]) -> Any:

@@ -23,6 +23,10 @@ VALUE_TYPES = ("bool", "int", "float", "str", "list[bool]", "list[int]", "list[f
 
 _PY_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
 
+#: The type key TVM's ``PassContext.list_configs()`` gives for a value type (a Bool is an IntImm there).
+TVM_TYPE_KEYS = {"bool": "IntImm", "int": "IntImm", "float": "FloatImm", "str": "runtime.String",
+                 "list": "Array"}
+
 
 class ConfigError(RelayPassError):
     """A PassContext config key or value is not acceptable."""
@@ -110,6 +114,12 @@ class ConfigKey:
     default: Any = None
     help: str = ""
     declared_by: str = ""
+
+    def __getitem__(self, field: str) -> str:
+        """TVM's listing entry: ``key["type"]``, the TVM type key of the value (see :data:`TVM_TYPE_KEYS`)."""
+        if field != "type":
+            raise KeyError(field)
+        return TVM_TYPE_KEYS[self.type.split("[", 1)[0]]
 
     def check(self, value: object) -> Any:
         """``value`` in canonical form, or ConfigTypeError naming the key and its type."""

@@ -103,8 +103,9 @@ class PassContext:
         """Enter the instruments in list order, then make this the current context.
 
         If an instrument raises in ``enter_pass_ctx``, the instruments that had
-        already entered are exited (in list order), the instrument list is
-        cleared, the context is not made current, and the error propagates.
+        already entered are exited (last entered first, as in Relay), the
+        instrument list is cleared, the context is not made current, and the
+        error propagates.
         """
         self._enter_instruments()
         _stack().contexts.append(self)
@@ -146,7 +147,7 @@ class PassContext:
                 entered.append(pi)
         except BaseException:
             self.instruments = []
-            for pi in entered:
+            for pi in reversed(entered):
                 pi.exit_pass_ctx()
             raise
 
@@ -161,7 +162,12 @@ class PassContext:
     # --- queries ----------------------------------------------------------------
     @staticmethod
     def list_configs() -> dict[str, ConfigKey]:
-        """Every config key registered passes declare, by name (type, default, help, declared_by)."""
+        """Every config key registered passes declare, by name (type, default, help, declared_by).
+
+        As with TVM, ``list_configs()[key]["type"]`` is the TVM type key of the
+        value (``"IntImm"`` for an int or a bool, ``"FloatImm"``, ``"runtime.String"``,
+        ``"Array"``); ``.type`` is relaypass's own name ("int", "list[str]", ...).
+        """
         return dict(sorted(lookup.registry().config_keys().items()))
 
     def __repr__(self) -> str:

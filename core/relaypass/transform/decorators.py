@@ -28,15 +28,17 @@ def module_pass(
     opt_level: int | None = None,
     name: str | None = None,
     required: Iterable[str] | None = None,
+    traceable: bool = False,
     preserves: Iterable[str] | None = None,
 ) -> Any:
     """A ModulePass from ``pass_func(mod, ctx) -> IRModule`` or a class with ``transform_module``.
 
-    ``preserves`` (beyond Relay) names passes whose effect this pass keeps, so a
-    later pass requiring one of them does not run it again.
+    ``traceable`` is TVM's (kept in ``info``); ``preserves`` (beyond Relay) names
+    passes whose effect this pass keeps, so a later pass requiring one of them
+    does not run it again.
     """
     return _decorate(ModulePass, "transform_module", "module_pass",
-                     pass_func, opt_level, name, required, preserves)
+                     pass_func, opt_level, name, required, preserves, traceable)
 
 
 def function_pass(
@@ -60,14 +62,15 @@ def _decorate(
     name: str | None,
     required: Iterable[str] | None,
     preserves: Iterable[str] | None,
+    traceable: bool = False,
 ) -> Any:
-    if opt_level is None:
-        raise TypeError(f"{decorator}: please provide opt_level")
+    if opt_level is None:  # a ValueError, as in TVM
+        raise ValueError(f"{decorator}: please provide opt_level")
     if required is not None and (isinstance(required, str) or not isinstance(required, Iterable)):
         raise TypeError(f"{decorator}: required must be a list of pass names, not {required!r}")
 
     def create(arg: Any) -> Any:
-        info = PassInfo(opt_level, name or arg.__name__, required)
+        info = PassInfo(opt_level, name or arg.__name__, required, traceable)
         if inspect.isclass(arg):
             if not callable(getattr(arg, method, None)):
                 raise TypeError(f"{decorator}: class {arg.__name__} must define {method}()")

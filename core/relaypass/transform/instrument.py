@@ -106,7 +106,18 @@ def __getattr__(name: str) -> Any:
             "of that name is registered (list_instruments() shows them)"
         ) from None
 
-    def construct(**options: Any) -> PassInstrument:
+    def construct(*args: Any, **options: Any) -> PassInstrument:
+        # Positional arguments fill the declared options in order, as TVM's
+        # constructors take them (``PassPrintingInstrument(before, after)``).
+        if args:
+            declared = [o.name for o in (spec.options or ())]
+            if len(args) > len(declared):
+                raise TypeError(f"{name}() takes at most {len(declared)} positional option(s), "
+                                f"got {len(args)}")
+            for key, value in zip(declared, args):
+                if key in options:
+                    raise TypeError(f"{name}() got option {key!r} twice")
+                options[key] = value
         return registry.build_instrument(name, options)
 
     construct.__name__ = construct.__qualname__ = name

@@ -1,7 +1,8 @@
 """How the pass manager reaches the registry without importing it.
 
-Running a pass resolves its required passes by name, a PassContext checks its
-config keys against those the passes declare, and ``ir.instrument.<Name>``
+Running a pass resolves its required passes by name, a function pass types
+its result with the pass of the "type-inference" role, a PassContext checks
+its config keys against those the passes declare, and ``ir.instrument.<Name>``
 builds a registered instrument: all of them need the registry, and the
 registry needs the pass classes to build and check passes.  So the pass
 manager asks this module, and :mod:`relaypass.transform.registry` installs
@@ -28,6 +29,9 @@ class PassLookup(Protocol):
 
     def dependency_pass(self, name: str) -> Any:
         """The pass run when another requires ``name``."""
+
+    def role_pass(self, role: str) -> Any:
+        """The pass run for ``role`` (built once); raises when no pass, or two, declare it."""
 
     def instrument_spec(self, name: str) -> Any:
         """The declaration of instrument ``name`` (raises LookupError when unknown)."""

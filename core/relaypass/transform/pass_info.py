@@ -16,11 +16,16 @@ from collections.abc import Iterable
 
 
 class PassInfo:
-    """Immutable description of a pass: ``PassInfo(opt_level, name, required=None)``."""
+    """Immutable description of a pass: ``PassInfo(opt_level, name, required=None, traceable=False)``.
 
-    __slots__ = ("opt_level", "name", "required")
+    ``traceable`` is TVM's flag for its tuning traces (out of scope here): kept,
+    compared, and otherwise unused.  ``str(info)`` reads as TVM prints a PassInfo.
+    """
 
-    def __init__(self, opt_level: int, name: str, required: Iterable[str] | None = None) -> None:
+    __slots__ = ("opt_level", "name", "required", "traceable")
+
+    def __init__(self, opt_level: int, name: str, required: Iterable[str] | None = None,
+                 traceable: bool = False) -> None:
         if isinstance(opt_level, bool) or not isinstance(opt_level, int):
             raise TypeError(f"opt_level must be an int, not {type(opt_level).__name__}")
         if not isinstance(name, str) or not name:
@@ -34,22 +39,31 @@ class PassInfo:
         object.__setattr__(self, "opt_level", opt_level)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "required", req)
+        object.__setattr__(self, "traceable", bool(traceable))
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError("PassInfo is immutable")
 
+    def _key(self) -> tuple[int, str, tuple[str, ...], bool]:
+        return (self.opt_level, self.name, self.required, self.traceable)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PassInfo):
             return NotImplemented
-        return (self.opt_level, self.name, self.required) == (
-            other.opt_level, other.name, other.required,
-        )
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.opt_level, self.name, self.required))
+        return hash(self._key())
+
+    def __str__(self) -> str:
+        required = "".join(f"{r}, " for r in self.required)
+        required = f"[\n{required}]" if self.required else "[]"
+        return (f"The meta data of the pass - pass name: {self.name}, "
+                f"opt_level: {self.opt_level}, required passes: {required}\n")
 
     def __repr__(self) -> str:
+        traceable = ", traceable=True" if self.traceable else ""
         return (
             f"PassInfo(opt_level={self.opt_level}, name={self.name!r}, "
-            f"required={list(self.required)!r})"
+            f"required={list(self.required)!r}{traceable})"
         )

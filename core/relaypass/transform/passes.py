@@ -6,7 +6,9 @@ the context's instruments whether it should run and report it to them, hand
 the pass function a *copy* of the module (so the caller's module never changes),
 and record that it ran.  The record (``log``, one list per top-level call) is
 what lets a required pass be skipped when every pass since its last run
-declared that it preserves it.
+declared that it preserves it.  As in Relay, a function pass ends by typing
+the module it built with the pass of the "type-inference" role, reported to
+instruments inside the function pass (see :func:`_type_result`).
 
 The loop in :meth:`Sequential._transform` is the hot path of every pipeline; it
 is written flat, with no per-pass allocation besides the module copy, so a
@@ -16,6 +18,7 @@ no-op pass costs about a microsecond.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import Any
 
 from ..errors import RelayPassError
@@ -23,6 +26,7 @@ from ..gc_pause import gc_paused
 from . import lookup
 from .context import PassContext, pass_enabled
 from .pass_info import PassInfo
+from .specs import TYPE_INFERENCE
 
 #: A ``preserves`` entry meaning "every other pass's effect" (passes that only read).
 PRESERVES_ALL = "*"
@@ -81,6 +85,13 @@ class Pass:
     def _transform(self, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
         raise NotImplementedError  # each pass kind implements it
 
+    #: How TVM's ``str(pass)`` names the kind ("Run Module pass: NAME at the optimization level N").
+    _tvm_kind = "Module"
+
+    def __str__(self) -> str:
+        info = self.info
+        return f"Run {self._tvm_kind} pass: {info.name} at the optimization level {info.opt_level}"
+
     def __repr__(self) -> str:
         info = self.info
         req = f", required={list(info.required)}" if info.required else ""
@@ -102,8 +113,9 @@ class ModulePass(Pass):
         self.pass_func = pass_func
 
     def _transform(self, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
+        given = mod.copy()
         try:
-            out = self.pass_func(mod.copy(), ctx)
+            out = self.pass_func(given, ctx)
         except Exception as exc:
             _add_note(exc, self)
             raise
@@ -112,6 +124,10 @@ class ModulePass(Pass):
                 f"module pass {self.info.name!r}{_from(self)} returned "
                 f"{type(out).__name__}, not an IRModule"
             )
+        if out is given and out.attrs is mod.attrs and out.functions == mod.functions:
+            # Handed back untouched: the caller gets its own module, as from Relay
+            # (where ``mod.same_as(pass(mod))`` holds for a pass that changed nothing).
+            return mod
         return out
 
 
@@ -120,10 +136,13 @@ class FunctionPass(Pass):
 
     Functions whose attributes set ``SkipOptimization`` or name an external
     ``Compiler`` are left as they are.  ``mod`` is the copy being built (the
-    functions' updates are applied after all of them were transformed).
+    functions' updates are applied after all of them were transformed).  Then,
+    as Relay's FunctionPass does, the module is typed by the pass of the
+    "type-inference" role (see :func:`_type_result`).
     """
 
     __slots__ = ("pass_func",)
+    _tvm_kind = "Function"
 
     def __init__(
         self,
@@ -157,7 +176,7 @@ class FunctionPass(Pass):
                 updates.append((gv, new))
         for gv, new in updates:
             out.add(gv, new, update=True)
-        return out
+        return _type_result(self, out, bool(updates), ctx)
 
 
 def _skip_function(func: Any) -> bool:
@@ -166,13 +185,15 @@ def _skip_function(func: Any) -> bool:
 
 
 class Sequential(Pass):
-    """Passes run in order: ``Sequential(passes=None, opt_level=0, name="sequential", required=None)``.
+    """Passes run in order: ``Sequential(passes=None, opt_level=0, name="sequential", required=None, traceable=False)``.
 
     Each member runs when the context enables it (:func:`~.context.pass_enabled`),
     after the passes it requires.  The Sequential itself is reported to instruments around its members.
+    ``traceable`` is kept in ``info`` (TVM's tuning traces are out of scope).
     """
 
     __slots__ = ("passes",)
+    _tvm_kind = "Sequential"
 
     def __init__(
         self,
@@ -180,6 +201,7 @@ class Sequential(Pass):
         opt_level: int = 0,
         name: str = "sequential",
         required: Iterable[str] | None = None,
+        traceable: bool = False,
     ) -> None:
         members = tuple(passes) if passes is not None else ()
         for p in members:
@@ -189,7 +211,7 @@ class Sequential(Pass):
                 )
         # Members record their own effects in the log; the Sequential itself
         # changes nothing beyond them.
-        Pass.__init__(self, PassInfo(opt_level, name, required), _ALL)
+        Pass.__init__(self, PassInfo(opt_level, name, required, traceable), _ALL)
         self.passes = members
 
     def _transform(self, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
@@ -209,6 +231,10 @@ class Sequential(Pass):
                 log.append(p)
         return mod
 
+    def __str__(self) -> str:
+        inner = "".join(f"{p.info.name} " for p in self.passes)
+        return f"{Pass.__str__(self)}. The passes will be executed are: [{inner}]"
+
     def __repr__(self) -> str:
         inner = ", ".join(p.info.name for p in self.passes)
         return f"<Sequential {self.info.name} [{inner}]>"
@@ -226,7 +252,9 @@ def _run(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
     return mod
 
 
-def _run_instrumented(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
+def _run_instrumented(p: Pass, mod: Any, ctx: PassContext, log: list[Pass],
+                      compute: bool = True) -> Any:
+    """Run ``p`` under the context's instruments; ``compute=False``: report it, keep ``mod``."""
     info = p.info
     if info.name not in ctx._required:
         run = True
@@ -237,7 +265,7 @@ def _run_instrumented(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> A
             return mod
     for pi in ctx.instruments:
         pi.run_before_pass(mod, info)
-    out = p._transform(mod, ctx, log)
+    out = p._transform(mod, ctx, log) if compute else mod
     for pi in ctx.instruments:
         pi.run_after_pass(out, info)
     log.append(p)
@@ -257,6 +285,56 @@ def _run_required(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
             mod = dep._transform(mod, ctx, log)
             log.append(dep)
     return mod
+
+
+def _type_result(fpass: Pass, mod: Any, changed: bool, ctx: PassContext) -> Any:
+    """``mod``, the module function pass ``fpass`` built, typed as Relay's FunctionPass types it.
+
+    Relay ends every function pass with ``InferType()(mod)``: a run of its own,
+    which instruments see (asked ``should_run``, reported before and after)
+    nested inside the function pass, and which a ``required`` pass does not
+    count as having run.  Here the typing pass is the one of the
+    "type-inference" role.  When the pass changed no function and every
+    function of ``mod`` is already typed, typing would give the same module:
+    the run is reported all the same, but not computed.
+    """
+    if _TYPING.get():  # a function pass the typing pass runs itself: typed by that run
+        return mod
+    nested: list[Pass] = []  # the typing run is the function pass's own business
+    token = _TYPING.set(True)
+    try:
+        typer = lookup.registry().role_pass(TYPE_INFERENCE)
+        if typer.info.name == fpass.info.name:  # the typing pass is itself a function pass
+            return mod
+        compute = changed or not _all_typed(mod)
+        if not ctx.instruments:
+            if not compute:
+                return mod
+            if typer.info.required:
+                mod = _run_required(typer, mod, ctx, nested)
+            return typer._transform(mod, ctx, nested)
+        if compute and typer.info.required:
+            mod = _run_required(typer, mod, ctx, nested)
+        return _run_instrumented(typer, mod, ctx, nested, compute)
+    except Exception as exc:
+        add_note(exc, f"{_NOTE_PREFIX}while typing the result of function pass "
+                      f"{fpass.info.name!r}{_from(fpass)} (a function pass ends with type "
+                      "inference, by the pass of role 'type-inference', as in Relay)")
+        raise
+    finally:
+        _TYPING.reset(token)
+
+
+#: Set while a function pass's result is being typed (a typing pass may run function passes).
+_TYPING: ContextVar[bool] = ContextVar("relaypass_typing_a_function_pass", default=False)
+
+
+def _all_typed(mod: Any) -> bool:
+    """Whether every function of ``mod`` carries a type (only type inference sets one)."""
+    for _gv, func in mod.items():
+        if not getattr(func, "has_checked_type", False):
+            return False
+    return True
 
 
 def effect_holds(log: list[Any], name: str) -> bool:

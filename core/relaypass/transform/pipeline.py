@@ -412,7 +412,9 @@ class Pipeline:
 
     ``pipeline(mod)`` runs it under :meth:`context`; or enter ``pipeline.context()``
     yourself and call ``pipeline.sequential``.  ``instruments`` are built once,
-    so their results (a timing table, say) can be read after a run.
+    so what they keep can be read after a run; what an instrument clears when
+    its context exits (a timing profile, as in TVM) is read inside
+    ``with pipeline.context():``, or written out on exit (``print_on_exit``).
     """
 
     __slots__ = ("spec", "sequential", "instruments")

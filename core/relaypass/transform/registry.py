@@ -95,6 +95,7 @@ class _State:
     errors: list[PluginError] = field(default_factory=list)
     plans: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = field(default_factory=dict)
     dependency_passes: dict[str, Pass] = field(default_factory=dict)
+    role_passes: dict[str, Pass] = field(default_factory=dict)
 
 
 def _kind_of(p: Pass) -> str:
@@ -330,6 +331,21 @@ class Registry:
         p = state.dependency_passes.get(name)
         if p is None:
             p = state.dependency_passes[name] = self.build_pass(name, {})
+        return p
+
+    def role_pass(self, role: str) -> Pass:
+        """The pass run for ``role`` (the one declaring it, built once, as a dependency is).
+
+        Raises :class:`PassNotFoundError` when no pass declares the role and
+        :class:`RoleConflictError` when two do.
+        """
+        state = self._get_state()
+        p = state.role_passes.get(role)
+        if p is None:
+            spec = self.pass_for_role(role)
+            if spec is None:
+                raise self.role_not_found(role)
+            p = state.role_passes[role] = self.dependency_pass(spec.name)
         return p
 
     # --- building -----------------------------------------------------------------------

@@ -20,14 +20,16 @@ def test_counts_each_pass_and_the_passes_it_requires(capsys):
     counter = get_instrument("OpCounter")
     with PassContext(instruments=[counter]):
         get_pass("RemoveIdentities")(BEFORE)
-    # InferType, which RemoveIdentities requires, is reported just before it.
+    # InferType, which RemoveIdentities requires, is reported just before it; as a function
+    # pass, RemoveIdentities ends by typing its result (as in Relay): InferType again.
     assert [(r.name, sum(r.before.values()), sum(r.after.values())) for r in counter.records] == [
-        ("InferType", 3, 3), ("RemoveIdentities", 3, 1)]
+        ("InferType", 3, 3), ("RemoveIdentities", 3, 1), ("InferType", 1, 1)]
     assert counter.records[1].changes() == {"add": -1, "multiply": -1}
     assert capsys.readouterr().out == (
-        "operator calls: 2 passes\n"
+        "operator calls: 3 passes\n"
         "  InferType         3 -> 3\n"
         "  RemoveIdentities  3 -> 1  (add -1, multiply -1)\n"
+        "  InferType         1 -> 1\n"
     )
 
 
@@ -36,8 +38,9 @@ def test_nested_passes_and_the_label_option(capsys):
     with PassContext(instruments=[counter]):
         Sequential([get_pass("RemoveIdentities")])(BEFORE)
     # The Sequential is reported first, with its members inside it.
-    assert [r.name for r in counter.records] == ["sequential", "InferType", "RemoveIdentities"]
-    assert capsys.readouterr().out.startswith("ops: 3 passes\n")
+    assert [r.name for r in counter.records] == [
+        "sequential", "InferType", "RemoveIdentities", "InferType"]
+    assert capsys.readouterr().out.startswith("ops: 4 passes\n")
 
 
 def test_the_label_default_is_written_in_the_manifest_only():

@@ -3,11 +3,9 @@
 The result is a new module in which every expression carries
 ``checked_type``, every variable that had no annotation carries the inferred
 one, every function without a return type carries the inferred one, and
-every call of a polymorphic function carries its ``type_args``.  Calls of
-operators keep their ``type_args`` as written (Relay fills in the argument
-types, which are already each argument's ``checked_type``; the text format
-prints ``type_args``, so repeating them would bury every typed program's
-text).
+every call of a polymorphic function carries its ``type_args``, and every
+call of an operator its arguments' types as ``type_args``, as Relay fills
+them (structural equality ignores the ``type_args`` of operator calls).
 
 The input is never touched: nodes are immutable and shared, so the output is
 a fresh copy of every function -- new variables (substituted consistently),
@@ -628,8 +626,18 @@ class _Inference:
             kids = [k if type(k) is Op else memo[k] for k in layout.children(node)]
             changes: dict[str, _AnyT] | None = None
             if t is Call:
+                op = node.op
+                if type(op) is Op:
+                    # As Relay: a call of an operator carries its arguments' types.
+                    type_args = tuple([
+                        at if type(at := ty[arg]) is TensorType else resolve(at) for arg in node.args
+                    ])
+                    new = Call(op, kids[1:], node.attrs, type_args, node.span)  # kids: op, *args
+                    set_checked_type(new, typ)
+                    memo[node] = new
+                    continue
                 inst = instances.get(node)
-                if inst is not None and type(node.op) is not Op:
+                if inst is not None:
                     type_args = [resolve(x) for x in inst]
                     for i, arg in enumerate(type_args):
                         self._require_known(arg, node, f"type argument {i} of this call")

@@ -1,8 +1,9 @@
 """Reading and writing modules as text files (``relaypass.load`` / ``relaypass.save``).
 
 The file format is the text format of :mod:`relaypass.ir.text.printer`, UTF-8
-encoded; constants travel in its metadata section as ``.npy`` bytes, so a
-saved model never contains a pickle.
+encoded; constants travel in its metadata section
+(:mod:`relaypass.ir.text.metadata`) as ``.npy`` bytes, so a saved model never
+contains a pickle.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def save(mod: IRModule, path: str | os.PathLike[str]) -> None:
         raise TypeError(f"save expects an IRModule, not {type(mod).__name__}")
     name = os.fspath(path)
     text = astext(mod, show_meta_data=True)
+    if not text.endswith("\n"):
+        text += "\n"  # a text file ends with a newline (the metadata section does not)
     try:
         with open(name, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)

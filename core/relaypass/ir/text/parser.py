@@ -1,34 +1,37 @@
-"""The parser of the Relay-text-like format that :mod:`relaypass.ir.text.printer` writes.
+"""The parser of Relay's text format: what TVM v0.18's parser reads, and what the printer writes.
 
-``parse(text)`` reads a module (``def @name(...) { ... }`` definitions) and
-``parse_expr(text)`` a bare expression (a block, with ``free_var``
-declarations for its free variables).  A hand-written tokenizer (one regular
-expression, run by ``re.findall``) feeds a recursive-descent parser that
-recurses only on the nesting of syntax inside one statement: the statements
-of a block are read in a loop, and its ``let`` chain is built bottom-up
-afterwards, so a block of 100,000 statements parses under the default
-recursion limit.
+``parse(source)`` reads a module (``def @name(...) { ... }`` definitions) and
+``parse_expr(source)`` a bare expression.  The tokens come from
+:mod:`relaypass.ir.text.tokenizer` (one regular expression run in C); a
+recursive-descent parser recurses only on the nesting of syntax inside one
+statement: the statements of a block are read in a loop and its ``let``
+chain is built bottom-up afterwards, so a block of 100,000 statements parses
+under the default recursion limit.
 
-Every problem is a :class:`~relaypass.errors.ParseError` that says where
-(source name, 1-based line and column), what was found and what was expected.
+Every problem is a :class:`~relaypass.errors.ParseError` (TVM's
+``DiagnosticError``) that says where (source name, 1-based line and column),
+what was found and what was expected.
 
-The grammar, informally (``//`` and ``/* */`` comments anywhere)::
+The grammar, informally (``//`` and nesting ``/* */`` comments anywhere)::
 
     module    := directive* def* metadata?
     directive := '#[' 'version' '=' STRING ']' | '#[' 'module_attrs' '(' attrs ')' ']'
-    def       := 'def' @name typarams? '(' params ')' ('->' type)? '{' block '}'
-    block     := ('%N' '=' expr ';' | 'let' %v (':' type)? '=' expr ';')* expr
+    def       := 'def' @name typarams? '(' params ')' ('->' type)? '{' seq '}'
+    seq       := (stmt ';')* binexpr                      a block (TVM's ``ParseExpr``)
+    stmt      := '%N' '=' binexpr | 'let' %v (':' type)? '=' binexpr
+               | 'free_var' %v (':' type)? | binexpr      (``e1; e2``: e1, then e2)
+    binexpr   := expr (binop expr)*     binop: * /  then + -  then < <= > >=  then == !=
     expr      := primary ('(' args ')' | '[' types ']' '(' args ')' | '.' INT)*
-    primary   := %v | %N | @name | opname | literal | '(' ')' | '(' expr ')'
-               | '(' expr ',' (expr ',')* expr? ')' | '{' block '}'
-               | 'fn' typarams? '(' params ')' ('->' type)? '{' block '}'
-               | 'if' '(' expr ')' '{' block '}' 'else' '{' block '}'
-               | 'ref' '(' expr ')' | 'ref_read' '(' expr ')' | 'ref_write' '(' expr ',' expr ')'
+    primary   := %v | %N | @name | opname | literal | '(' ')' | '(' seq ')'
+               | '(' seq ',' (seq ',')* seq? ')' | '{' seq '}'
+               | 'fn' typarams? '(' params ')' ('->' type)? '{' seq '}'
+               | 'if' '(' seq ')' '{' seq '}' 'else' '{' seq '}'
+               | 'ref' '(' seq ')' | 'ref_read' '(' seq ')' | 'ref_write' '(' seq ',' seq ')'
                | 'meta' '[' 'relay.Constant' ']' '[' INT ']'
                | 'const' '(' '[' element, ... ']' ',' type ')'
-    literal   := 1 | 1f | -2.5f64 | 3i64 | 7u8 | 1f16 | True | False | nanf | -inff | ...
+    literal   := 1 | -5 | --10 | 1f | -2.5f64 | 3i64 | 42i | 7u8 | 1f16 | True | False | nanf | -inff
     params    := (%v (':' type)?, ...)  then  (name '=' value, ...)
-    args      := (expr, ...)  then  (name '=' value, ...)
+    args      := (seq, ...)  then  (name '=' value, ...)
     value     := INT | FLOAT | STRING | True | False | None | '?' | '[' value, ... ']'
                | '{' attrs '}' | 'type' '(' type ')'
     type      := dtype | 'Tensor' '[' '(' (INT | '?'), ... ')' ',' dtype ']' | '(' type, ... ')'
@@ -36,22 +39,23 @@ The grammar, informally (``//`` and ``/* */`` comments anywhere)::
     typarams  := '[' name (':' kind)?, ... ']'
     metadata  := '#[metadata]' JSON {"relay.Constant": [base64 of .npy bytes, ...]}
 
-A bare expression (``parse_expr``) is a block, preceded by
-``free_var %x: type;`` declarations of its free variables.
+As in TVM, ``free_var`` declarations may appear in any block and hold for the
+rest of the text, and an integer literal without a suffix is an int32, or an
+int64 when it does not fit.  A numbered temporary is visible in the block
+that binds it and the blocks inside; when a text refers to one outside (as
+TVM's printer may write), the first binding of that number is taken, as TVM
+does.  Beyond TVM: dotted local names, ``{ ... }`` as an operand, type
+arguments (``@f[float32](%x)``), type-variable kinds, ``const(...)``, suffixes
+of every integer dtype, and ``#[module_attrs(...)]``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import difflib
-import io
-import json
+import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable
-from itertools import accumulate
-from operator import add, itemgetter
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any as _AnyT
 
 import numpy as np
@@ -88,62 +92,67 @@ from ..types import (
     TypeKind,
     TypeVar,
 )
-from .printer import DTYPE_RE, DTYPE_SUFFIX, RESERVED_TYPE_NAMES, TEXT_VERSION
+from .metadata import CONSTANT_KIND, find_section, merge_tables, read_section
+from .tokenizer import (
+    BINARY_OPS,
+    DTYPE_RE,
+    DTYPE_SUFFIX,
+    NUMBER_RE,
+    RESERVED_TYPE_NAMES,
+    SUFFIX_DTYPE,
+    TEXT_VERSION,
+    line_starts,
+    tokenize,
+    unescape_string,
+)
 
 __all__ = ["parse", "parse_expr"]
 
-# Group 1 skips blanks and comments, group 2 is the token.  Every character
-# of the text is covered: a lone quote, an unclosed comment and any stray
-# character are tokens of their own that no rule accepts, and the empty
-# match at the end is the end-of-input token.
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
-_TOKEN_RE = re.compile(
-    r"([ \t\r\n]*(?:(?://[^\n]*|/\*.*?\*/)[ \t\r\n]*)*)("
-    r"[(),;=\[\]{}:.?#]"
-    r"|%(?:[0-9]+|" + _NAME + r")"
-    r"|" + _NAME +
-    r"|@" + _NAME +
-    r"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*"
-    r"|-inf[A-Za-z0-9_]*"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|->"
-    r"|/\*|.|\Z)",
-    re.S,
-)
-_METADATA_RE = re.compile(r"^#\[metadata\][ \t\r]*$", re.M)
-_NUMBER_RE = re.compile(
-    r"(-?(?:[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?|(inf|nan)))([A-Za-z_][A-Za-z0-9_]*)?\Z"
-)
 _INDEX_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z")
 _DIM_RE = re.compile(r"[0-9]+\Z")
-_first = itemgetter(0)
-_second = itemgetter(1)
-_plus_one = (1).__add__
 _DIGITS = frozenset("0123456789")
 _IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
-_PUNCTUATION = frozenset("(),;=[]{}:.?#")
+_PUNCTUATION = frozenset("(),;=[]{}:.?#<>+-*/")
 _ATTR_KEY_START = _IDENT_START | {'"'}
+_STATEMENT_STARTS = frozenset({"let", "free_var"})
 
-_SUFFIX_DTYPE = {suffix: dtype for dtype, suffix in DTYPE_SUFFIX.items() if suffix}
-_SUFFIX_DTYPE.update({"f32": "float32", "i32": "int32"})
 _COMMON_DTYPES = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "bfloat16",
 ]
 _KINDS = {k.name: k for k in TypeKind}
 _MISSING = object()
+_FLOAT_MAX = {"float16": 65504.0, "float32": float(np.finfo(np.float32).max)}
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
-def parse(text: str, source_name: str = "<string>") -> IRModule:
-    """Parse the text of a module: optional ``#[...]`` directives, then ``def``s."""
+def parse(
+    source: str,
+    source_name: str = "from_string",
+    init_module: IRModule | None = None,
+    init_meta_table: Mapping[str, Sequence[_AnyT]] | None = None,
+) -> IRModule:
+    """Parse the text of a module: optional ``#[...]`` directives, then ``def``s (TVM's ``parse``).
+
+    ``source_name`` is what errors and spans name.  With ``init_module``,
+    the definitions are added to that module (as TVM does, the module given
+    is the one returned) and the text may call its functions.
+    ``init_meta_table`` (``{"relay.Constant": [constants...]}``) adds entries
+    after those of the text's own metadata section, for ``meta[...]``
+    references to use.
+
+    Unlike TVM's ``parse``, no type inference runs: the module holds what the
+    text says (``relay.parse`` runs it, as TVM does).
+    """
     with gc_paused():
-        return _Parser(text, source_name, module=True).parse_module()
+        parser = _Parser(source, source_name, module=True, meta_table=init_meta_table)
+        return parser.parse_module(init_module)
 
 
-def parse_expr(text: str, source_name: str = "<string>") -> Expr:
-    """Parse the text of one expression (what ``str(expr)`` prints)."""
+def parse_expr(source: str, source_name: str = "string") -> Expr:
+    """Parse the text of one expression (what ``expr.astext()`` writes; TVM's ``parse_expr``)."""
     with gc_paused():
-        return _Parser(text, source_name, module=False).parse_expression_text()
+        return _Parser(source, source_name, module=False).parse_expression_text()
 
 
 def _quote(tok: str) -> str:
@@ -160,38 +169,44 @@ class _Parser:
     leaving a block costs only what the block bound.
     """
 
-    def __init__(self, text: str, source_name: str, module: bool) -> None:
+    def __init__(
+        self,
+        text: str,
+        source_name: str,
+        module: bool,
+        meta_table: Mapping[str, Sequence[_AnyT]] | None = None,
+    ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"parse expects a str, not {type(text).__name__}")
         self.text = text
         self.src = source_name
         self.module = module
-        found = _METADATA_RE.search(text)
-        self.meta_start = found.start() if found else len(text)
-        # All of this runs in C: the tokens, and the offset where each one ends
-        # (a token starts at its end minus its length).
-        pairs = _TOKEN_RE.findall(text, 0, self.meta_start)
-        self.toks: list[str] = list(map(_second, pairs))
-        self.ends: list[int] = list(
-            accumulate(map(add, map(len, map(_first, pairs)), map(len, self.toks)))
-        )
-        # Two end-of-input tokens, so that looking one token ahead never overruns.
-        self.toks += ["", ""]
-        self.ends += [self.meta_start, self.meta_start]
-        self.line_starts = [0, *accumulate(map(_plus_one, map(len, text.split("\n"))))]
+        section = find_section(text)
+        self.meta_start = section[0] if section else len(text)
+        self.toks, self.ends = tokenize(text, self.meta_start)
+        self.line_starts = line_starts(text)
         self.i = 0
         self.scope: dict[str, Expr] = {}
         # What each binding replaced, in two parallel lists (no tuple per binding).
         self.undo: list[str] = []
         self.undo_old: list[_AnyT] = []
+        # Free variables hold for the rest of the text, in any block (as in TVM).
+        self.free_vars: dict[str, Var] = {}
+        # Temporaries of blocks that have ended: the first binding of each number, for
+        # texts that refer to one outside its block (TVM's graph bindings are global).
+        self.ended_temps: dict[str, Expr] = {}
         self.tscope: dict[str, TypeVar] = {}
         self.globals: dict[str, GlobalVar] = {}
         self.global_refs: dict[str, int] = {}
         self.defined: set[str] = set()
         self.ops: dict[str, Op] = {}
         self.meta: dict[str, list[_AnyT]] | None = None
-        if found:
-            self.meta = self.parse_metadata(found.end())
+        if section:
+            self.meta = read_section(
+                text, section[1], self.error_at_offset, self.span_at_offset, meta_table
+            )
+        elif meta_table:
+            self.meta = merge_tables({}, meta_table)
         self.keywords: dict[str, Callable[[int], Expr]] = {
             "fn": self.parse_function_expr,
             "if": self.parse_if,
@@ -203,6 +218,7 @@ class _Parser:
             "True": self.parse_bool,
             "False": self.parse_bool,
             "let": self.misplaced_let,
+            "free_var": self.misplaced_let,
             "def": self.misplaced_def,
         }
 
@@ -218,7 +234,11 @@ class _Parser:
         offset = self.ends[k] - len(self.toks[k])
         ls = self.line_starts
         line = bisect_right(ls, offset)
-        return Span(self.src, line, offset - ls[line - 1] + 1)
+        return Span(self.src, line, column=offset - ls[line - 1] + 1)
+
+    def span_at_offset(self, offset: int) -> Span:
+        line, column = self.position(offset)
+        return Span(self.src, line, column=column)
 
     def error_at(self, k: int, message: str, expected: str = "") -> ParseError:
         line, column = self.position(self.start(k))
@@ -277,32 +297,56 @@ class _Parser:
 
     def pop_scope(self, mark: int) -> None:
         scope, undo, undo_old = self.scope, self.undo, self.undo_old
+        ended = self.ended_temps
         for i in range(len(undo) - 1, mark - 1, -1):
+            name = undo[i]
+            if name[1] in _DIGITS and name not in ended:
+                ended[name] = scope[name]
             old = undo_old[i]
             if old is _MISSING:
-                del scope[undo[i]]
+                del scope[name]
             else:
-                scope[undo[i]] = old
+                scope[name] = old
         del undo[mark:]
         del undo_old[mark:]
 
+    def lookup_local(self, k: int) -> Expr:
+        """A ``%name`` or ``%N`` that is not in scope: a free variable, an ended temporary, or an error."""
+        tok = self.toks[k]
+        value = self.free_vars.get(tok)
+        if value is None:
+            value = self.ended_temps.get(tok)
+        if value is None:
+            raise self.undefined_local(k)
+        return value
+
     # --- module ------------------------------------------------------------------
-    def parse_module(self) -> IRModule:
+    def parse_module(self, init: IRModule | None = None) -> IRModule:
         try:
             attrs = self.parse_directives()
-            mod = IRModule(attrs=attrs)
+            if init is None:
+                mod = IRModule(attrs=attrs)
+            else:
+                if not isinstance(init, IRModule):
+                    raise TypeError(f"init_module must be an IRModule, not {type(init).__name__}")
+                mod = init
+                if attrs is not None:
+                    mod.attrs = attrs
+                for gv in mod.get_global_vars():
+                    self.globals[gv.name_hint] = gv
+                    self.defined.add(gv.name_hint)
             toks = self.toks
+            defs: list[tuple[GlobalVar, Function]] = []
             while True:
                 tok = toks[self.i]
                 if tok == "def":
-                    gv, func = self.parse_def()
-                    mod.add(gv, func)
+                    defs.append(self.parse_def())
                 elif tok == "":
                     break
                 elif tok == "#":
                     raise self.error_at(self.i, "'#[...]' directives must come before the first 'def'")
                 else:
-                    hint = " (use parse_expr for a bare expression)" if not mod.functions else ""
+                    hint = " (use parse_expr for a bare expression)" if not defs else ""
                     raise self.error_at(
                         self.i, f"expected 'def' but found {_quote(tok)}{hint}", "'def'"
                     )
@@ -311,6 +355,8 @@ class _Parser:
                     near = difflib.get_close_matches(name, list(self.defined), n=3, cutoff=0.6)
                     hint = f"; did you mean {', '.join('@' + n for n in near)}?" if near else ""
                     raise self.error_at(k, f"undefined global function @{name}{hint}")
+            for gv, func in defs:
+                mod.add(gv, func, update=True)
             return mod
         except RecursionError:
             raise self.error_at(self.i, "expression nested too deeply") from None
@@ -318,7 +364,7 @@ class _Parser:
     def parse_expression_text(self) -> Expr:
         try:
             self.parse_directives(allow_attrs=False)
-            expr = self.parse_block(top=True)
+            expr = self.parse_seq()
             if self.toks[self.i] != "":
                 if self.toks[self.i] == "def":
                     raise self.error_at(self.i, "a 'def' is not allowed in an expression; use parse")
@@ -377,8 +423,24 @@ class _Parser:
         return gv, self.parse_function_rest(k)
 
     # --- blocks ------------------------------------------------------------------
-    def parse_block(self, top: bool = False) -> Expr:
-        """Statements then the result expression; the let chain is built bottom-up."""
+    def parse_seq(self) -> Expr:
+        """An expression, or statements then one (TVM's ``ParseExpr``): call arguments,
+        tuple fields, parentheses, conditions and blocks all read one."""
+        toks = self.toks
+        i = self.i
+        tok = toks[i]
+        if tok in _STATEMENT_STARTS or (tok[:1] == "%" and toks[i + 1] == "="):
+            return self.parse_block()
+        expr = self.parse_expr()
+        if toks[self.i] != ";":
+            return expr
+        return self.parse_block(expr, i)
+
+    def parse_block(self, first: Expr | None = None, first_k: int = 0) -> Expr:
+        """Statements then the result expression; the let chain is built bottom-up.
+
+        ``first``: an expression already read (at token ``first_k``), followed by ``;``.
+        """
         toks = self.toks
         parse_expr = self.parse_expr
         scope = self.scope
@@ -389,6 +451,12 @@ class _Parser:
         let_values: list[Expr] = []
         let_spans: list[Span] = []
         temps: set[str] = set()
+        if first is not None:
+            # ``e1; e2``: e1 is bound to a variable nobody names (TVM's sequencing).
+            let_vars.append(Var("", IncompleteType()))
+            let_values.append(first)
+            let_spans.append(self.span(first_k))
+            self.i += 1
         while True:
             i = self.i
             tok = toks[i]
@@ -432,16 +500,20 @@ class _Parser:
                 let_values.append(value)
                 let_spans.append(self.span(i))
             elif tok == "free_var":
-                if not top or self.module:
-                    raise self.error_at(i, "'free_var' declarations belong at the top of an expression")
                 self.i = i + 1
-                self.parse_binder()
+                self.parse_free_var()
                 self.expect(";")
             else:
-                break
-        if toks[self.i] == "}":
-            raise self.fail("the block's result expression")
-        body = parse_expr()
+                if tok == "}" or tok == ")":
+                    raise self.fail("the block's result expression")
+                body = parse_expr()
+                if toks[self.i] != ";":
+                    break
+                # ``e1; e2``: e1 is bound to a variable nobody names (TVM's sequencing).
+                let_vars.append(Var("", IncompleteType()))
+                let_values.append(body)
+                let_spans.append(self.span(i))
+                self.i += 1
         self.pop_scope(mark)
         for j in range(len(let_vars) - 1, -1, -1):
             body = Let(let_vars[j], let_values[j], body, let_spans[j])
@@ -464,14 +536,32 @@ class _Parser:
         self.bind(tok, var)
         return var
 
+    def parse_free_var(self) -> Var:
+        """``free_var %name: type``: a variable of the whole text (no type: ``_``, as in TVM)."""
+        k = self.i
+        tok = self.toks[k]
+        if tok[:1] != "%":
+            raise self.fail("a variable such as '%x'")
+        if tok[1] in _DIGITS:
+            raise self.error_at(k, f"{tok} is a temporary's name; variables need a name such as %x")
+        self.i = k + 1
+        ty = None
+        if self.toks[self.i] == ":":
+            self.i += 1
+            ty = self.parse_type()
+        var = Var(tok[1:], ty, self.span(k))
+        self.free_vars[tok] = var
+        return var
+
     def parse_braced_block(self) -> Expr:
         opened = self.expect("{")
-        body = self.parse_block()
+        body = self.parse_seq()
         self.expect_closing("}", opened)
         return body
 
     # --- expressions ---------------------------------------------------------------
     def parse_expr(self) -> Expr:
+        """A call expression, then infix operators with their precedence (TVM's ``ParseExprBinOp``)."""
         toks = self.toks
         k = self.i
         tok = toks[k]
@@ -480,7 +570,7 @@ class _Parser:
         if c == "%":
             expr = self.scope.get(tok)
             if expr is None:
-                raise self.undefined_local(k)
+                expr = self.lookup_local(k)
             self.i = k + 1
         elif c in _IDENT_START and tok not in self.keywords and tok in self.ops:
             expr = self.ops[tok]
@@ -498,8 +588,67 @@ class _Parser:
                 if toks[self.i] != "(":
                     raise self.fail("'(' after type arguments")
                 expr = self.parse_call(expr, k, type_args)
+            elif tok in BINARY_OPS:
+                return self.parse_binary(expr, k)
             else:
                 return expr
+
+    def parse_operand(self) -> Expr:
+        """One operand of an infix operator: a call expression."""
+        toks = self.toks
+        k = self.i
+        expr = self.parse_primary()
+        while True:
+            tok = toks[self.i]
+            if tok == "(":
+                expr = self.parse_call(expr, k, ())
+            elif tok == ".":
+                expr = self.parse_projection(expr, k)
+            elif tok == "[":
+                type_args = self.parse_type_list("[", "]")
+                if toks[self.i] != "(":
+                    raise self.fail("'(' after type arguments")
+                expr = self.parse_call(expr, k, type_args)
+            else:
+                return expr
+
+    def parse_binary(self, first: Expr, first_k: int) -> Expr:
+        """``a op b op c ...`` by precedence, all operators left-associative (TVM's table)."""
+        toks = self.toks
+        operands: list[Expr] = [first]
+        starts: list[int] = [first_k]
+        ops: list[tuple[str, int]] = []
+
+        def reduce() -> None:
+            name, _ = ops.pop()
+            rhs = operands.pop()
+            starts.pop()
+            lhs = operands.pop()
+            operands.append(Call(self.binary_op(name), [lhs, rhs], None, None, self.span(starts[-1])))
+
+        while True:
+            tok = toks[self.i]
+            entry = BINARY_OPS.get(tok)
+            if entry is None:
+                break
+            name, prec = entry
+            self.i += 1
+            k = self.i
+            rhs = self.parse_operand()
+            while ops and ops[-1][1] >= prec:
+                reduce()
+            ops.append((name, prec))
+            operands.append(rhs)
+            starts.append(k)
+        while ops:
+            reduce()
+        return operands[0]
+
+    def binary_op(self, name: str) -> Op:
+        op = self.ops.get(name)
+        if op is None:
+            op = self.ops[name] = Op.get(name)
+        return op
 
     def parse_primary(self) -> Expr:
         k = self.i
@@ -508,7 +657,7 @@ class _Parser:
         if c == "%":
             value = self.scope.get(tok)
             if value is None:
-                raise self.undefined_local(k)
+                value = self.lookup_local(k)
             self.i = k + 1
             return value
         if c in _IDENT_START:
@@ -516,8 +665,8 @@ class _Parser:
             if handler is not None:
                 return handler(k)
             if tok.startswith(("nan", "inf")):
-                m = _NUMBER_RE.match(tok)
-                if m is not None and (m.group(5) is None or m.group(5) in _SUFFIX_DTYPE):
+                m = NUMBER_RE.match(tok)
+                if m is not None and (m.group(6) is None or m.group(6) in SUFFIX_DTYPE):
                     self.i = k + 1
                     return self.number_constant(tok, k)
             op = self.ops.get(tok)
@@ -525,7 +674,7 @@ class _Parser:
                 op = self.lookup_op(tok, k)
             self.i = k + 1
             return op
-        if c in _DIGITS or (c == "-" and tok != "->"):
+        if c in _DIGITS or (c == "-" and len(tok) > 1 and tok != "->"):
             self.i = k + 1
             return self.number_constant(tok, k)
         if c == "@":
@@ -539,7 +688,7 @@ class _Parser:
 
     def undefined_local(self, k: int) -> ParseError:
         tok = self.toks[k]
-        names = [n for n in self.scope if not n[1:2].isdigit()]
+        names = [n for n in self.scope if not n[1:2].isdigit()] + list(self.free_vars)
         near = difflib.get_close_matches(tok, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         if not self.module and not tok[1].isdigit():
@@ -586,7 +735,7 @@ class _Parser:
                 break
             else:
                 self.i = i
-                args.append(self.parse_expr())
+                args.append(self.parse_seq())
                 i = self.i
             tok = toks[i]
             if tok == ",":
@@ -612,12 +761,16 @@ class _Parser:
             elif attrs_values:
                 raise self.error_at(attrs_k, f"operator '{callee.name}' takes no attributes")
         elif attrs_values:
-            attrs = Attrs(attrs_values)
+            type_key = attrs_values.pop("attrs_type_key", "DictAttrs")
+            if not isinstance(type_key, str):
+                raise self.error_at(attrs_k, "attrs_type_key must be a string")
+            attrs = Attrs(attrs_values, type_key)
         offset = self.ends[k] - len(toks[k])
         ls = self.line_starts
         line = bisect_right(ls, offset)
         column = offset - ls[line - 1] + 1
-        return Call(callee, args, attrs, type_args, Span(self.src, line, column, line, column))
+        span = Span(self.src, line, end_line=line, column=column, end_column=column)
+        return Call(callee, args, attrs, type_args, span)
 
     def parse_projection(self, expr: Expr, k: int) -> Expr:
         self.i += 1
@@ -636,7 +789,7 @@ class _Parser:
         if toks[self.i] == ")":
             self.i += 1
             return Tuple((), self.span(k))
-        first = self.parse_expr()
+        first = self.parse_seq()
         if toks[self.i] == ")":
             self.i += 1
             return first
@@ -647,7 +800,7 @@ class _Parser:
             self.i += 1
             if toks[self.i] == ")":
                 break
-            fields.append(self.parse_expr())
+            fields.append(self.parse_seq())
         self.expect_closing(")", k)
         return Tuple(fields, self.span(k))
 
@@ -694,7 +847,7 @@ class _Parser:
     def parse_if(self, k: int) -> Expr:
         self.i = k + 1
         opened = self.expect("(")
-        cond = self.parse_expr()
+        cond = self.parse_seq()
         self.expect_closing(")", opened)
         then = self.parse_braced_block()
         self.expect("else")
@@ -704,10 +857,10 @@ class _Parser:
     def parse_parenthesized(self, k: int, count: int) -> list[Expr]:
         self.i = k + 1
         opened = self.expect("(")
-        values = [self.parse_expr()]
+        values = [self.parse_seq()]
         for _ in range(count - 1):
             self.expect(",")
-            values.append(self.parse_expr())
+            values.append(self.parse_seq())
         self.expect_closing(")", opened)
         return values
 
@@ -729,7 +882,8 @@ class _Parser:
 
     def misplaced_let(self, k: int) -> Expr:
         raise self.error_at(
-            k, "'let' starts a statement, not an expression; wrap it in a block: { let ...; ... }",
+            k, f"'{self.toks[k]}' starts a statement, not an operand; put it in parentheses: "
+            f"( {self.toks[k]} ...; ... )",
         )
 
     def misplaced_def(self, k: int) -> Expr:
@@ -743,29 +897,42 @@ class _Parser:
         return Constant(arr, self.span(k))
 
     def number_value(self, tok: str, k: int) -> tuple[str, int | float]:
-        """The dtype and Python value of a scalar literal such as ``2i64`` or ``-0.5f``."""
-        m = _NUMBER_RE.match(tok)
+        """The dtype and Python value of a scalar literal such as ``2i64``, ``-0.5f`` or ``--10``.
+
+        As in TVM: a run of minus signs is a sign (``--10`` is 10); an integer
+        without a suffix is an int32, or an int64 when it does not fit; a value
+        its dtype cannot represent is an error.
+        """
+        m = NUMBER_RE.match(tok)
         if m is None:
             raise self.fail("a number")
-        body, frac, exp, word, suffix = m.groups()
+        minus, body, frac, exp, word, suffix = m.groups()
+        negative = len(minus) % 2 == 1
         is_float = bool(frac or exp or word)
         if suffix is None:
             dtype = "float32" if is_float else "int32"
         else:
-            dtype = _SUFFIX_DTYPE.get(suffix)
+            dtype = SUFFIX_DTYPE.get(suffix)
             if dtype is None:
                 raise self.error_at(
                     k, f"unknown literal suffix {suffix!r} in {tok!r}; use one of "
-                    f"{', '.join(sorted(_SUFFIX_DTYPE))}",
+                    f"{', '.join(sorted(SUFFIX_DTYPE))}",
                 )
         if dtype[0] == "f":
-            return dtype, float(body)
+            value = float(body)
+            if math.isinf(value) and not word:
+                raise self.error_at(k, f"floating point number {body} is unrepresentable in {dtype}")
+            if dtype in _FLOAT_MAX and not math.isinf(value) and value > _FLOAT_MAX[dtype]:
+                raise self.error_at(k, f"floating point number {body} is unrepresentable in {dtype}")
+            return dtype, -value if negative else value
         if is_float:
             raise self.error_at(k, f"{tok!r} is not an integer but has the {dtype} suffix")
-        value = int(body)
+        value = -int(body) if negative else int(body)
+        if suffix is None and not _INT32_MIN <= value <= _INT32_MAX:
+            dtype = "int64"
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:
-            raise self.error_at(k, f"integer literal {body} is out of range for {dtype}")
+            raise self.error_at(k, f"integer literal {value} is out of range for {dtype}")
         return dtype, value
 
     def parse_const(self, k: int) -> Expr:
@@ -805,15 +972,16 @@ class _Parser:
                     raise self.fail("True or False", ek)
                 values.append(tok == "True")
                 continue
-            m = _NUMBER_RE.match(tok)
-            if m is None or m.group(5) is not None:
+            m = NUMBER_RE.match(tok)
+            if m is None or m.group(6) is not None:
                 raise self.fail(f"a {ty.dtype} element (a number without suffix)", ek)
+            sign = -1 if len(m.group(1)) % 2 else 1
             if kind == "f":
-                values.append(float(tok))
-            elif m.group(2) or m.group(3) or m.group(4):
+                values.append(sign * float(m.group(2)))
+            elif m.group(3) or m.group(4) or m.group(5):
                 raise self.error_at(ek, f"{tok!r} is not an integer, as {ty.dtype} needs")
             else:
-                value = int(tok)
+                value = sign * int(m.group(2))
                 info = np.iinfo(ty.dtype)
                 if not info.min <= value <= info.max:
                     raise self.error_at(ek, f"{tok} is out of range for {ty.dtype}")
@@ -840,8 +1008,8 @@ class _Parser:
             raise self.fail("a metadata index")
         self.i += 1
         self.expect_closing("]", opened)
-        if kind != "relay.Constant":
-            raise self.error_at(kind_k, f"unknown metadata kind {kind!r}; expected relay.Constant")
+        if kind != CONSTANT_KIND:
+            raise self.error_at(kind_k, f"unknown metadata kind {kind!r}; expected {CONSTANT_KIND}")
         if self.meta is None:
             raise self.error_at(k, "meta[...] reference but the text has no #[metadata] section")
         entries = self.meta.get(kind, [])
@@ -852,55 +1020,6 @@ class _Parser:
                 f"{len(entries)} {kind} entr{'y' if len(entries) == 1 else 'ies'}",
             )
         return entries[index]
-
-    def parse_metadata(self, offset: int) -> dict[str, list[_AnyT]]:
-        """The JSON object after ``#[metadata]``: constants as base64 ``.npy`` bytes."""
-        text = self.text
-        decoder = json.JSONDecoder()
-        start = offset
-        while start < len(text) and text[start] in " \t\r\n":
-            start += 1
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as exc:
-            raise self.error_at_offset(exc.pos, f"bad metadata section: {exc.msg}") from None
-        if text[end:].strip():
-            raise self.error_at_offset(
-                end + len(text[end:]) - len(text[end:].lstrip()),
-                "unexpected text after the metadata section",
-            )
-        if not isinstance(value, dict):
-            raise self.error_at_offset(start, "the metadata section must be a JSON object")
-        out: dict[str, list[_AnyT]] = {}
-        for kind, entries in value.items():
-            if kind != "relay.Constant":
-                raise self.error_at_offset(
-                    text.find(json.dumps(kind), start),
-                    f"unknown metadata kind {kind!r}: relaypass metadata holds only "
-                    f"\"relay.Constant\" entries (base64 .npy), not TVM's JSON node graph",
-                )
-            if not isinstance(entries, list):
-                raise self.error_at_offset(start, f"metadata {kind!r} must be a list")
-            constants = []
-            search_from = start
-            for index, entry in enumerate(entries):
-                where = text.find(json.dumps(entry), search_from) if isinstance(entry, str) else -1
-                if where >= 0:
-                    search_from = where
-                try:
-                    if not isinstance(entry, str):
-                        raise ValueError("not a string")
-                    raw = base64.b64decode(entry, validate=True)
-                    data = np.load(io.BytesIO(raw), allow_pickle=False)
-                except (ValueError, binascii.Error, OSError, EOFError) as exc:
-                    raise self.error_at_offset(
-                        where if where >= 0 else start,
-                        f"metadata {kind}[{index}] is not base64 of .npy bytes: {exc}",
-                    ) from None
-                line, column = self.position(where if where >= 0 else start)
-                constants.append(Constant(data, Span(self.src, line, column)))
-            out[kind] = constants
-        return out
 
     # --- attributes ------------------------------------------------------------------
     def parse_attr_list(self, closing: str) -> dict[str, _AnyT]:
@@ -961,22 +1080,23 @@ class _Parser:
             ty = self.parse_type()
             self.expect_closing(")", opened)
             return ty
-        m = _NUMBER_RE.match(tok)
+        m = NUMBER_RE.match(tok)
         if m is None:
             raise self.fail("an attribute value")
         self.i += 1
-        body, frac, exp, word, suffix = m.groups()
+        minus, body, frac, exp, word, suffix = m.groups()
+        sign = -1 if len(minus) % 2 else 1
         if suffix is not None:
-            dtype = _SUFFIX_DTYPE.get(suffix)
+            dtype = SUFFIX_DTYPE.get(suffix)
             if dtype is None:
                 raise self.error_at(k, f"unknown literal suffix {suffix!r} in {tok!r}")
             if dtype[0] == "f":
-                return float(body)
+                return sign * float(body)
         elif frac or exp or word:
-            return float(body)
+            return sign * float(body)
         if frac or exp or word:
             raise self.error_at(k, f"{tok!r} is not an integer but has an integer suffix")
-        return int(body)
+        return sign * int(body)
 
     def parse_string(self) -> str:
         k = self.i
@@ -984,9 +1104,9 @@ class _Parser:
         if tok[:1] != '"' or len(tok) < 2:
             raise self.fail("a string")
         try:
-            value = json.loads(tok)
-        except json.JSONDecodeError as exc:
-            raise self.error_at(k, f"bad string literal: {exc.msg}") from None
+            value = unescape_string(tok)
+        except ValueError as exc:
+            raise self.error_at(k, f"bad string literal: {exc}") from None
         self.i = k + 1
         return value
 

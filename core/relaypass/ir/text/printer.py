@@ -1,38 +1,48 @@
-"""The Relay-text-like printer: ``mod.astext()``, ``str(expr)``.
+"""Relay's text printer: ``mod.astext()``, ``expr.astext()``, ``str(mod)``, ``str(expr)``.
 
-The output reads like Relay's text format and is exactly what
-:mod:`relaypass.ir.text.parser` reads back: parsing printed text gives a
-structurally equal program.  Printing follows Relay's graph normal form:
-every call, tuple, projection, ``if``, reference operation and nested
-function that is not the result of its block is bound once to a numbered
-temporary (``%3 = add(%2, %y);``) and referred to by that name afterwards,
-so a shared subexpression is printed once.  Temporaries bound inside a block
-(a branch, a function body) are visible only there, so a node used in several
-blocks is bound in the innermost block enclosing all its uses (see
-:class:`_Placement`); the parser then rebuilds the very same graph.
+The output is TVM v0.18's text format, as TVM's printer writes it, and what
+:mod:`relaypass.ir.text.parser` reads back (a structurally equal program).
+TVM's rules, in short:
 
-Nothing recurses along dataflow or let chains: dataflow is expanded with an
-explicit stack and let chains are printed in a loop; only syntactic nesting
-(functions in functions, branches) recurses.
+* A variable, constant, operator or global is always written in place.  Any
+  other node is written in place only where a block ends (a function body, a
+  branch, the body of a ``let`` chain) or as a ``let`` value, and only if it
+  has at most one parent in the program; everywhere else it is bound to a
+  numbered temporary first (``%3 = add(%2, %y);``).  Temporaries are numbered
+  in one sequence for the whole text, variables named ``%x``, ``%x1``,
+  ``%x2``... in the order they are met.
+* A node's text is made once its children's are: a call's callee first, then
+  its arguments, depth first; the call then binds its arguments in order,
+  then its callee.  A ``let`` written as an operand is bound as
+  ``%0 = (\\n  let ...\\n);``.
+* Each constant, call, variable, function, tuple and projection whose type is
+  known gets a ``/* ty=... */`` comment the first time it is written (or
+  whatever ``annotate`` returns for it).
+* Free variables are declared (``free_var %x: float32;``) where first used;
+  scalars of int16/32/64, float16/32/64 and bool are literals (``1f``,
+  ``2i64``), every other constant is ``meta[relay.Constant][i]`` of the
+  metadata section (:mod:`relaypass.ir.text.metadata`).
 
-Which subexpressions are printed in a node's own scope and which open a
-block of their own (a function body, the branches of an ``if``) comes from
-the node kinds' field declarations (:mod:`relaypass.ir.fields`); only the
-syntax of each kind is written here.
+Where TVM's output would not parse back to the same program, this printer
+writes what does, and otherwise nothing different: a node used in several
+blocks is bound in the innermost block enclosing all its uses (TVM binds it
+where it is first met, out of reach of the others); a ``let`` written as a
+``let`` value is put in parentheses; an unparseable name is spelled with
+``_``; a type variable whose name is taken in its scope gets a suffix; and
+type arguments, non-default type-variable kinds and module attributes,
+which TVM drops, are written.  Spans are not written (TVM adds them to the
+type comments), so printing what was parsed gives back the same text.
 
-Constants: scalars are literals (``1f``, ``2i64``, ``True``), small tensors
-are ``const([1, 2, 3, 4], Tensor[(2, 2), int32])`` and the rest live in the
-metadata section at the end, as base64 of their ``.npy`` bytes, referred to
-as ``meta[relay.Constant][i]``.
+Nothing recurses along dataflow or ``let`` chains: dataflow is expanded with
+an explicit stack and ``let`` chains are printed in a loop; only syntactic
+nesting (functions in functions, branches) recurses.
 """
 
 from __future__ import annotations
 
-import base64
-import io
-import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any as _AnyT
 
 import numpy as np
@@ -69,61 +79,93 @@ from ..types import (
     TypeKind,
     TypeVar,
 )
+from .metadata import MetaTable
+from .tokenizer import (
+    DTYPE_RE,
+    DTYPE_SUFFIX,
+    IDENT_RE,
+    RESERVED_TYPE_NAMES,
+    SIMPLE_SCALAR_DTYPES,
+    TEXT_VERSION,
+    escape_string,
+)
 
-TEXT_VERSION = "0.0.5"
-"""The version line every printed text starts with (Relay's current one)."""
+__all__ = ["astext", "float_literal", "pretty_print", "scalar_literal", "type_to_text"]
 
-INLINE_CONSTANT_LIMIT = 16
-"""Tensors with at most this many elements print inline as ``const(...)``."""
-
-# Literal suffixes of scalar constants, by dtype.  int32 and bool need none.
-DTYPE_SUFFIX = {
-    "float32": "f", "float64": "f64", "float16": "f16",
-    "int32": "", "int64": "i64", "int16": "i16", "int8": "i8",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "bool": "",
-}
-
-IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
-DTYPE_RE = re.compile(r"(?:bool|handle|(?:u?int|float|bfloat)[0-9]+(?:x[0-9]+)?)\Z")
-
-# Words a type variable must not be printed as: they mean something else in a type.
-RESERVED_TYPE_NAMES = frozenset({"Tensor", "fn", "ref", "_", "type"})
+METADATA_OMITTED = (
+    "/* For debugging purposes the metadata section has been omitted.\n"
+    " * If you would like to see the full metadata section you can set the \n"
+    " * option to `True` when invoking `astext`. \n"
+    " */"
+)
+"""What ``astext(show_meta_data=False)`` writes instead of the metadata section (TVM's words)."""
 
 _ATOMIC = frozenset({Var, GlobalVar, Op, Constant})
+_ANNOTATED = frozenset({Constant, Call, Var, Function, Tuple, TupleGetItem})
+"""The kinds TVM writes a ``/* ty=... */`` comment for."""
+
+#: ``annotate(node)``: the text written after a node instead of its type comment.
+Annotate = Callable[[Expr], str]
 
 
-def astext(node: IRModule | Expr | Type, show_meta_data: bool = True) -> str:
-    """The text form of a module, an expression or a type.
+def astext(
+    node: IRModule | Expr | Type, show_meta_data: bool = True, annotate: Annotate | None = None
+) -> str:
+    """The text form of a module, an expression or a type (TVM's ``astext``).
 
-    With ``show_meta_data=False`` the metadata section is left out (the
-    references to it stay), which keeps large constants out of logs; such
-    text no longer parses.
+    Starts with the version line.  With ``show_meta_data=False`` the metadata
+    section is left out (the references to it stay, and a comment says so),
+    which keeps large constants out of logs; such text no longer parses.
     """
-    printer = _Printer(show_meta_data)
-    if isinstance(node, IRModule):
-        with gc_paused():
-            return printer.print_module(node)
-    if isinstance(node, Expr):
-        with gc_paused():
-            return printer.print_expr(node)
     if isinstance(node, Type):
         return type_to_text(node)
-    raise TypeError(f"astext expects an IRModule or an expression, not {type(node).__name__}")
+    return _print(node, show_meta_data, annotate, header=True, warn=True)
+
+
+def pretty_print(node: IRModule | Expr | Type) -> str:
+    """``str(node)``: the text without the version line and the metadata section (TVM's)."""
+    if isinstance(node, Type):
+        return type_to_text(node)
+    return _print(node, False, None, header=False, warn=False)
+
+
+def _print(
+    node: IRModule | Expr, show_meta_data: bool, annotate: Annotate | None, header: bool, warn: bool
+) -> str:
+    printer = _Printer(annotate)
+    with gc_paused():
+        if isinstance(node, IRModule):
+            body = printer.module_text(node)
+        elif isinstance(node, Expr):
+            body = printer.expr_text(node)
+        else:
+            raise TypeError(f"astext expects an IRModule or an expression, not {type(node).__name__}")
+    out = f'#[version = "{TEXT_VERSION}"]\n' + body if header else body
+    if printer.meta:
+        out += "\n"
+        if show_meta_data:
+            out += "#[metadata]\n" + printer.meta.section()
+        elif warn:
+            out += METADATA_OMITTED
+    return out
 
 
 def type_to_text(ty: Type) -> str:
     """The text form of a type: ``Tensor[(1, ?), float32]``, ``(T1, T2)``, ``fn (T) -> R``."""
-    return _Printer(True).type_text(ty)
+    return _Printer(None).type_text(ty)
+
+
+# --- literals -------------------------------------------------------------------
 
 
 def float_literal(value: np.floating) -> str | None:
-    """The shortest decimal spelling of ``value`` that parses back to the same bits.
+    """``value`` as TVM writes it (C++'s ``%g``), with more digits if that is not exact.
 
     The parser reads a literal as ``np.asarray(float(text), dtype)``; the
-    spelling is checked against exactly that.  ``nan``/``inf`` are spelled as
-    words; a NaN with a payload or sign other than numpy's has no spelling
-    (None), so the caller keeps it in the metadata section.
+    spelling is checked against exactly that, so constants travel bit for
+    bit.  ``nan``/``inf`` are spelled as words; a NaN with a payload or sign
+    other than numpy's has no spelling (None), so the caller keeps it in the
+    metadata section.
     """
     dtype = value.dtype
     as_float = float(value)
@@ -132,380 +174,705 @@ def float_literal(value: np.floating) -> str | None:
         return "nan" if canonical.tobytes() == np.asarray(value).tobytes() else None
     if math.isinf(as_float):
         return "inf" if as_float > 0 else "-inf"
-    if dtype == np.float64:
-        text = repr(as_float)
-    else:
-        text = str(value)
-        if np.asarray(float(text), dtype=dtype).tobytes() != np.asarray(value).tobytes():
-            text = repr(as_float)  # exact: every float16/float32 is a float64
-    if text.endswith(".0"):
-        text = text[:-2]
-    return text
+    want = np.asarray(value).tobytes()
+    for digits in range(6, 18):
+        text = f"{as_float:.{digits}g}"
+        if np.asarray(float(text), dtype=dtype).tobytes() == want:
+            return text
+    return repr(as_float)
+
+
+def _double_text(value: float) -> str:
+    """A double attribute as TVM writes it (``%g``), with more digits if that is not exact."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    for digits in range(6, 18):
+        text = f"{value:.{digits}g}"
+        if float(text) == value:
+            return text
+    return repr(value)
 
 
 def scalar_literal(data: np.ndarray) -> str | None:
-    """The literal of a 0-d array (``1f``, ``-2i64``, ``True``), or None if it has none."""
+    """The literal of a 0-d array (``1f``, ``-2i64``, ``True``), or None if TVM has none for it.
+
+    TVM writes scalars of int16, int32, int64, float16, float32, float64 and
+    bool as literals; anything else goes to the metadata section.
+    """
     dtype = data.dtype.name
-    suffix = DTYPE_SUFFIX.get(dtype)
-    if suffix is None:
+    if dtype not in SIMPLE_SCALAR_DTYPES:
         return None
     value = data[()]
     if dtype == "bool":
         return "True" if value else "False"
     if data.dtype.kind == "f":
         text = float_literal(value)
-        if text is None:
-            return None
-        return text + suffix
-    return f"{int(value)}{suffix}"
+        return None if text is None else text + DTYPE_SUFFIX[dtype]
+    return f"{int(value)}{DTYPE_SUFFIX[dtype]}"
 
 
-def _element_texts(data: np.ndarray) -> list[str] | None:
-    kind = data.dtype.kind
-    flat = data.reshape(-1)
-    if kind == "b":
-        return ["True" if v else "False" for v in flat.tolist()]
-    if kind in "iu":
-        return [str(v) for v in flat.tolist()]
-    texts = []
-    for v in flat:
-        text = float_literal(v)
-        if text is None:
-            return None
-        texts.append(text)
-    return texts
+# --- names ------------------------------------------------------------------------
 
 
-def npy_base64(data: np.ndarray) -> str:
-    """``data`` as base64 of its ``.npy`` bytes (never pickled)."""
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(data), allow_pickle=False)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+def _local_name(hint: str) -> str:
+    """How a variable named ``hint`` is spelled after ``%`` (before making it unique).
 
-
-def attr_key_text(key: str) -> str:
-    return key if IDENT_RE.match(key) else json.dumps(key)
-
-
-def _sanitize(name: str) -> str:
-    """A name the parser reads back as one identifier (not all digits, no odd characters)."""
+    TVM puts ``v`` before a name that does not start with a letter; a name the
+    tokenizer cannot read has its other characters replaced by ``_``.
+    """
+    name = hint if hint and ("a" <= hint[0] <= "z" or "A" <= hint[0] <= "Z") else "v" + hint
     if IDENT_RE.match(name):
         return name
-    cleaned = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    if not cleaned or cleaned[0].isdigit():
-        cleaned = "v" + cleaned
-    return cleaned
-
-
-class _Names:
-    """Hands out distinct printed names: ``x``, ``x_1``, ``x_2``..."""
-
-    __slots__ = ("used", "next_suffix")
-
-    def __init__(self, reserved: frozenset[str] = frozenset()) -> None:
-        self.used: set[str] = set(reserved)
-        self.next_suffix: dict[str, int] = {}
-
-    def fresh(self, base: str) -> str:
-        used = self.used
-        if base not in used:
-            used.add(base)
-            return base
-        k = self.next_suffix.get(base, 1)
-        name = f"{base}_{k}"
-        while name in used:
-            k += 1
-            name = f"{base}_{k}"
-        self.next_suffix[base] = k + 1
-        used.add(name)
+    name = re.sub(r"[^A-Za-z0-9_./]", "_", name)
+    if IDENT_RE.match(name):
         return name
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def _plain_name(hint: str) -> str:
+    """A global's or a type variable's name, made readable by the tokenizer if it is not."""
+    if IDENT_RE.match(hint):
+        return hint
+    name = re.sub(r"[^A-Za-z0-9_]", "_", hint)
+    if not name or not ("a" <= name[0] <= "z" or "A" <= name[0] <= "Z" or name[0] == "_"):
+        name = "v" + name
+    return name
+
+
+def _type_var_base(hint: str) -> str:
+    """A type variable's name; one that already means a type (``float32``, ``Tensor``) is altered."""
+    name = _plain_name(hint).replace(".", "_")
+    if DTYPE_RE.match(name):
+        return name + "_t"
+    if name in RESERVED_TYPE_NAMES:
+        return name + "_1"
+    return name
+
+
+def _same_value(a: _AnyT, b: _AnyT) -> bool:
+    """Equal and of the same kind, so ``1``, ``1.0`` and ``True`` stay distinct."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return a == b
+
+
+# --- layouts ------------------------------------------------------------------------
+
+
+def _expr_layout(cls: type) -> Layout:
+    layout = getattr(cls, "_layout_", None)
+    if layout is None or not issubclass(cls, Expr):
+        raise TypeError(f"cannot print {cls.__name__}: not a Relay expression")
+    return layout
+
+
+_LAYOUTS = PerKind(_expr_layout)
+"""The field layout of each expression class, checked once per class."""
+_OUTER = PerKind(lambda cls: _LAYOUTS[cls].outer)
+"""``_OUTER[type(node)](node)``: the children written in the node's own block (a call's
+callee first, then its arguments; not a body or a branch, not a ``let``'s parts)."""
+_SUBTERMS = PerKind(lambda cls: _LAYOUTS[cls].subterms)
+"""``_SUBTERMS[type(node)](node)``: every child but the variables the node binds."""
+
+_MARK = object()
+
+
+# --- where nodes are written ------------------------------------------------------
+
+
+class _Plan:
+    """What printing one block (with blocks nested in it) needs to know beforehand.
+
+    ``indeg``: each node's parents, counted per use (TVM's dependency graph):
+    a node with at most one is written in place where it may be.  Blocks (a
+    function body, each branch of an ``if``, a ``let`` chain in parentheses)
+    are numbered scopes in a tree (``depth``); ``scope_of`` is the innermost
+    block enclosing every use of a node, where it is bound at the latest;
+    ``sub`` the blocks a node opens; ``chain`` the block the bindings of each
+    ``let`` go to, and ``absorbed`` the ``let``s written as the next bindings
+    of the ``let`` whose body they are.
+    """
+
+    __slots__ = ("indeg", "scope_of", "depth", "sub", "chain", "absorbed")
+
+    def __init__(self) -> None:
+        self.indeg: dict[Expr, int] = {}
+        self.scope_of: dict[Expr, int] = {}
+        self.depth: list[int] = [0]
+        self.sub: dict[Expr, tuple[int, ...]] = {}
+        self.chain: dict[Let, int] = {}
+        self.absorbed: set[Let] = set()
+
+
+def _has_blocks(root: Expr) -> bool:
+    """Whether ``root`` holds a ``let``, a function or an ``if`` (explicit stack)."""
+    atomic = _ATOMIC
+    subterms = _SUBTERMS
+    seen = {root}
+    stack = [root]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is Let or t is Function or t is If:
+            return True
+        for kid in subterms[t](node):
+            if type(kid) not in atomic and kid not in seen:
+                seen.add(kid)
+                push(kid)
+    return False
+
+
+def _plan(root: Expr) -> _Plan | None:
+    """The plan for the block whose result is ``root``, or None when it has no inner blocks.
+
+    Two passes, both with explicit stacks: a depth-first post-order of the
+    graph that counts parents, then a walk in reverse post-order (parents
+    before children) that gives each node the innermost block enclosing its
+    uses.
+    """
+    if not _has_blocks(root):
+        return None
+    atomic = _ATOMIC
+    subterms = _SUBTERMS
+    plan = _Plan()
+    indeg = plan.indeg
+    order: list[Expr] = []
+    seen: set[Expr] = set()
+    stack: list[_AnyT] = [root]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node = pop()
+        if node is _MARK:
+            order.append(pop())
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        push(node)
+        push(_MARK)
+        for kid in subterms[type(node)](node):
+            if type(kid) in atomic:
+                continue
+            indeg[kid] = indeg.get(kid, 0) + 1
+            if kid not in seen:
+                push(kid)
+
+    scope_of, depth, sub, chain, absorbed = (
+        plan.scope_of, plan.depth, plan.sub, plan.chain, plan.absorbed
+    )
+    parent = [-1]
+    results = {root}
+
+    def new_scope(outer: int) -> int:
+        parent.append(outer)
+        depth.append(depth[outer] + 1)
+        return len(parent) - 1
+
+    def use(kid: Expr, scope: int) -> None:
+        if type(kid) in atomic:
+            return
+        have = scope_of.get(kid)
+        if have is None or have == scope:
+            scope_of[kid] = scope
+            return
+        a, b = have, scope
+        while depth[a] > depth[b]:
+            a = parent[a]
+        while depth[b] > depth[a]:
+            b = parent[b]
+        while a != b:
+            a, b = parent[a], parent[b]
+        scope_of[kid] = a
+
+    scope_of[root] = 0
+    outer = _OUTER
+    for node in reversed(order):
+        scope = scope_of[node]
+        t = type(node)
+        if t is Let:
+            cs = chain.get(node)
+            if cs is None:
+                # A chain written in place ends its block; any other is an operand in parentheses.
+                cs = scope if indeg.get(node, 0) <= 1 and node in results else new_scope(scope)
+                chain[node] = cs
+                if cs != scope:
+                    sub[node] = (cs,)
+            use(node.value, cs)
+            body = node.body
+            if type(body) is Let and indeg.get(body, 0) == 1:
+                chain[body] = cs
+                scope_of[body] = cs
+                absorbed.add(body)
+            else:
+                use(body, cs)
+                results.add(body)
+        elif t is Function:
+            inner = new_scope(scope)
+            sub[node] = (inner,)
+            use(node.body, inner)
+            results.add(node.body)
+        elif t is If:
+            use(node.cond, scope)
+            then, other = new_scope(scope), new_scope(scope)
+            sub[node] = (then, other)
+            use(node.true_branch, then)
+            use(node.false_branch, other)
+            results.add(node.true_branch)
+            results.add(node.false_branch)
+        else:
+            for kid in outer[t](node):
+                use(kid, scope)
+    return plan
+
+
+class _Frame:
+    """An open block: its scope, its statements so far, the nodes bound in it."""
+
+    __slots__ = ("scope", "lines", "bound")
+
+    def __init__(self, scope: int) -> None:
+        self.scope = scope
+        self.lines: list[str] = []
+        self.bound: list[Expr] = []
+
+
+# --- the printer --------------------------------------------------------------------
 
 
 class _Printer:
     """One printing of one module or expression: names, temporaries, metadata."""
 
-    def __init__(self, show_meta_data: bool) -> None:
-        self.show_meta_data = show_meta_data
-        self.var_names: dict[Var, str] = {}
-        self.var_table = _Names()
-        self.global_names: dict[str, str] = {}
-        self.global_table = _Names()
-        self.tvar_names: dict[TypeVar, str] = {}
-        self.tvar_table = _Names(RESERVED_TYPE_NAMES)
-        self.tensor_type_text: dict[TensorType, str] = {}
-        self.meta: list[Constant] = []
-        self.meta_index: dict[Constant, int] = {}
-        self.free_vars: list[Var] | None = None
-        # Bound temporaries: node -> "%N", forgotten when the block binding them ends.
+    def __init__(self, annotate: Annotate | None) -> None:
+        self.annotate = annotate
+        # TVM's memo: the name of each variable and bound node, the text of the others.
         self.memo: dict[Expr, str] = {}
+        # The nodes bound to a temporary (and the variables already used).
+        self.bound: set[Expr] = set()
+        self.info_done: set[Expr] = set()
+        # The declaration of each free variable, written where it is first used.
+        self.free_decl: dict[Var, str] = {}
+        self.name_count: dict[str, int] = {}
         self.temp = 0
+        self.meta = MetaTable()
+        self.global_names: dict[str, str] = {}
+        self.global_taken: set[str] = set()
+        self.tensor_type_text: dict[TensorType, str] = {}
+        self.tvar_names: dict[TypeVar, str] = {}
+        self.tvar_scope: dict[str, TypeVar] = {}
         self.frames: list[_Frame] = []
-        self.place: _Placement | None = None
+        self.plan: _Plan | None = None
+        self.leaf: dict[type, Callable[[_AnyT], str]] = {
+            Call: self.call_text,
+            Var: self.free_var_text,
+            Constant: self.constant_text,
+            Op: self.op_text,
+            GlobalVar: self.global_text,
+            Tuple: self.tuple_text,
+            TupleGetItem: self.projection_text,
+            Function: self.function_text,
+            If: self.if_text,
+            Let: self.let_text,
+            RefCreate: self.ref_create_text,
+            RefRead: self.ref_read_text,
+            RefWrite: self.ref_write_text,
+        }
 
-    # --- entry points -----------------------------------------------------
-    def print_module(self, mod: IRModule) -> str:
-        out = [f'#[version = "{TEXT_VERSION}"]']
+    # --- modules and expressions ---------------------------------------------
+    def module_text(self, mod: IRModule) -> str:
+        out = []
         if len(mod.attrs):
-            out.append(f"#[module_attrs({self.attrs_text(mod.attrs)})]")
-        funcs = mod.functions
-        for gv in funcs:
-            self.global_name(gv)
-        for gv, func in funcs.items():
+            out.append(f"#[module_attrs({self.attrs_text(mod.attrs)})]\n")
+        # TVM prints the functions in alphabetical order, one blank line apart.
+        funcs = sorted(mod.functions.items(), key=lambda item: item[0].name_hint)
+        defs = []
+        for gv, func in funcs:
             if not isinstance(func, Function):
                 raise TypeError(f"cannot print a module function of type {type(func).__name__}")
-            self.temp = 0
-            self.place = _place(func.body)
-            out.append(self.function_text(func, f"def {self.global_name(gv)}", "", 0))
-        return self.finish(out)
+            self.plan = _plan(func.body)
+            defs.append(self.func_text(f"def {self.global_name(gv)}", func, 0) + "\n")
+        out.append("\n".join(defs))
+        return "".join(out)
 
-    def print_expr(self, expr: Expr) -> str:
-        self.free_vars = []
-        self.place = _place(expr)
-        lines, result = self.block(expr, "", 0)
-        head = [f'#[version = "{TEXT_VERSION}"]']
-        for var in self.free_vars:
-            head.append(f"free_var {self.var_names[var]}{self.annotation(var)};")
-        return self.finish([*head, *lines, result])
+    def expr_text(self, expr: Expr) -> str:
+        if type(expr) is Function:
+            self.plan = _plan(expr.body)
+            return self.func_text("fn ", expr, 0) + self.info(expr)
+        self.plan = _plan(expr)
+        return self.scope_text(expr, 0)
 
-    def finish(self, out: list[str]) -> str:
-        if self.meta:
-            if self.show_meta_data:
-                out.append("#[metadata]")
-                entries = ",\n".join(f'    "{npy_base64(c.array)}"' for c in self.meta)
-                out.append('{\n  "relay.Constant": [\n' + entries + "\n  ]\n}")
-            else:
-                out.append("// meta data omitted. you can use show_meta_data=True to include meta data")
-        return "\n".join(out) + "\n"
-
-    # --- names --------------------------------------------------------------
-    def bind_var(self, var: Var) -> str:
-        name = "%" + self.var_table.fresh(_sanitize(var.name_hint))
-        self.var_names[var] = name
-        return name
-
-    def var_ref(self, var: Var) -> str:
-        name = self.var_names.get(var)
-        if name is None:
-            name = self.bind_var(var)
-            if self.free_vars is not None:
-                self.free_vars.append(var)
-        return name
-
-    def global_name(self, gv: GlobalVar) -> str:
-        # A module resolves globals by name, so distinct GlobalVar objects of one
-        # name are one function.
-        name = self.global_names.get(gv.name_hint)
-        if name is None:
-            name = "@" + self.global_table.fresh(_sanitize(gv.name_hint))
-            self.global_names[gv.name_hint] = name
-        return name
-
-    def tvar_name(self, tv: TypeVar) -> str:
-        name = self.tvar_names.get(tv)
-        if name is None:
-            base = _sanitize(tv.name_hint)
-            if DTYPE_RE.match(base):
-                base += "_t"
-            name = self.tvar_table.fresh(base)
-            self.tvar_names[tv] = name
-        return name
-
-    # --- blocks ---------------------------------------------------------------
-    def block(self, expr: Expr, ind: str, scope: int, own: bool = False) -> tuple[list[str], str]:
-        """The statements and the result of a block whose value is ``expr``.
-
-        Let chains become ``let`` lines in a loop.  Temporaries bound here are
-        forgotten when the block ends, because the parser scopes them so.
-        ``own`` is set when ``expr`` is a let printed as a block of its own.
-        """
-        frame = _Frame(scope, ind)
+    # --- blocks ------------------------------------------------------------------
+    def scope_text(self, node: Expr, scope: int) -> str:
+        """The statements of a block, then its result ``node`` (TVM's ``PrintScope``)."""
+        frame = _Frame(scope)
         self.frames.append(frame)
-        lines = frame.lines
-        memo = self.memo
-        braced = self.place.braced if self.place is not None else ()
-        node = expr
-        while type(node) is Let and node not in memo and (
-            node not in braced or (own and node is expr)
-        ):
-            var = node.var
-            # The variable is in scope in its own value, as for a recursive closure.
-            name = self.bind_var(var)
-            value = self.inline(node.value)
-            lines.append(f"{ind}let {name}{self.annotation(var)} = {value};")
-            node = node.body
-        bound_before = node in memo
-        result = self.inline(node)
-        ct = node._checked_type
-        if ct is not None and type(node) not in _ATOMIC and not bound_before and node not in memo:
-            result = f"{result} /* ty={self.type_text(ct)} */"
+        result = self.print_expr(node, True)
         self.frames.pop()
-        for key in frame.bound:
-            del memo[key]
-        return lines, result
+        self.forget(frame)
+        lines = frame.lines
+        if not lines:
+            return result
+        lines.append(result)
+        return "\n".join(lines)
 
-    def block_text(self, expr: Expr, ind: str, scope: int, own: bool = False) -> str:
-        """``{``, the block indented one level deeper than ``ind``, ``}``."""
-        inner = ind + "  "
-        lines, result = self.block(expr, inner, scope, own)
-        lines.append(inner + result)
-        return "{\n" + "\n".join(lines) + "\n" + ind + "}"
+    def body_text(self, node: Expr, scope: int) -> str:
+        """``{``, the block indented two spaces, ``}``."""
+        return "{\n  " + self.scope_text(node, scope).replace("\n", "\n  ") + "\n}"
 
-    def inline(self, expr: Expr) -> str:
-        """The text of ``expr`` written in place, its subexpressions bound before it.
+    def forget(self, frame: _Frame) -> None:
+        """The temporaries of a block that ends are out of reach: forget them."""
+        memo, bound = self.memo, self.bound
+        for node in frame.bound:
+            memo.pop(node, None)
+            bound.discard(node)
 
-        A node used more than once is bound instead and referred to by name.
+    # --- expressions ----------------------------------------------------------------
+    def print_expr(self, e: Expr, try_inline: bool, let_value: bool = False) -> str:
+        """How ``e`` is written where it is used (TVM's ``PrintExpr``).
+
+        ``try_inline``: where a block ends or as a ``let`` value, where a node
+        with at most one parent is written in place; elsewhere it is bound.
         """
-        t = type(expr)
-        if t in _ATOMIC:
-            return self.atom(expr)
-        name = self.memo.get(expr)
-        if name is not None:
-            return name
-        self.bind_children(expr)
-        place = self.place
-        if place is not None and place.uses.get(expr, 0) > 1:
-            self.bind(expr)
-            return self.memo[expr]
-        return self.node_text(expr, self.frames[-1].ind)
-
-    def bind_children(self, root: Expr) -> None:
-        """Bind every not-yet-bound non-atomic subexpression of ``root``.
-
-        Post-order with an explicit stack, children left to right, so a chain of
-        any length prints without recursion.
-        """
+        t = type(e)
         memo = self.memo
-        atomic = _ATOMIC
-        outer = _OUTER
-        stack: list[tuple[Expr, bool]] = []
-        push = stack.append
-        pop = stack.pop
-        for kid in reversed(_scope_children(root)):
-            if type(kid) not in atomic and kid not in memo:
-                push((kid, False))
-        while stack:
-            node, ready = pop()
-            if ready:
-                if node not in memo:
-                    self.bind(node)
-                continue
-            if node in memo:
-                continue
-            push((node, True))
-            for kid in reversed(outer[type(node)](node)):
-                if type(kid) not in atomic and kid not in memo:
-                    push((kid, False))
+        if t is Var:
+            name = memo.get(e)
+            if name is None:
+                self.visit_leaf(e)
+                name = memo[e]
+            if e not in self.bound:
+                self.bound.add(e)
+                decl = self.free_decl.get(e)
+                if decl is not None:
+                    self.frames[-1].lines.append(f"free_var {decl};")
+            return name
+        if t in _ATOMIC:
+            text = memo.get(e)
+            if text is None:
+                self.visit_leaf(e)
+                text = memo[e]
+            info = self.info(e)
+            if info:
+                text += info
+                memo[e] = text
+            return text
+        inline = try_inline and (self.plan is None or self.plan.indeg.get(e, 0) <= 1)
+        if t is Let and (not inline or let_value):
+            text = "(\n  " + self.visit(e).replace("\n", "\n  ") + "\n)"
+        else:
+            text = self.visit(e)
+        if self.annotate is not None or e._checked_type is not None:
+            text += self.info(e)
+        if inline:
+            memo[e] = text
+            return text
+        if e in self.bound:
+            return memo[e]
+        return self.bind(e, text)
 
-    def bind(self, node: Expr) -> None:
-        """``%N = node;`` in the block the placement chose (the current one by default)."""
-        frames = self.frames
-        frame = frames[-1]
-        if self.place is not None:
-            target = self.place.scope_of.get(node, frame.scope)
-            if target != frame.scope:
+    def arg(self, e: Expr) -> str:
+        """How an operand is written: bound unless it is a variable, constant, operator or global.
+
+        ``print_expr(e, False)``, with shortcuts for the common cases.
+        """
+        t = type(e)
+        if t is Var:
+            name = self.memo.get(e)
+            if name is not None and e in self.bound:
+                return name
+        elif t is Op:
+            if self.annotate is None:
+                return e.name
+        elif e in self.bound:
+            return self.memo[e]
+        return self.print_expr(e, False)
+
+    def bind(self, e: Expr, text: str) -> str:
+        """``%N = text;`` in the current block, or in the innermost one enclosing all uses of ``e``."""
+        name = f"%{self.temp}"
+        self.temp += 1
+        frame = self.frames[-1]
+        plan = self.plan
+        if plan is not None:
+            frames = self.frames
+            target = plan.scope_of.get(e)
+            if target is not None and plan.depth[target] < plan.depth[frame.scope]:
                 for outer in reversed(frames):
                     if outer.scope == target:
                         frame = outer
                         break
-        text = self.node_text(node, frame.ind)
-        name = f"%{self.temp}"
-        self.temp += 1
-        ct = node._checked_type
-        if ct is not None:
-            if type(ct) is TensorType:
-                ty = self.tensor_type_text.get(ct)
-                if ty is None:
-                    ty = self.type_text(ct)
-            else:
-                ty = self.type_text(ct)
-            frame.lines.append(f"{frame.ind}{name} = {text} /* ty={ty} */;")
-        else:
-            frame.lines.append(f"{frame.ind}{name} = {text};")
-        self.memo[node] = name
-        frame.bound.append(node)
+        frame.lines.append(f"{name} = {text};")
+        frame.bound.append(e)
+        self.memo[e] = name
+        self.bound.add(e)
+        return name
 
-    def sub_scopes(self, node: Expr) -> tuple[int, ...]:
-        """The scopes of the blocks inside ``node`` (a body, two branches)."""
-        if self.place is None:
-            return (0,) * len(_LAYOUTS[type(node)].scopes)
-        return self.place.sub[node]
+    def info(self, e: Expr) -> str:
+        """The comment written after ``e`` the first time: its type, or ``annotate(e)``."""
+        annotate = self.annotate
+        if annotate is None:
+            ct = e._checked_type
+            if ct is None or type(e) not in _ANNOTATED or e in self.info_done:
+                return ""
+            self.info_done.add(e)
+            return f" /* ty={self.type_text(ct)} */"
+        if e in self.info_done:
+            return ""
+        self.info_done.add(e)
+        return annotate(e) or ""
 
-    # --- expressions ------------------------------------------------------------
-    def ref(self, expr: Expr) -> str:
-        """How a bound or atomic expression is referred to."""
-        name = self.memo.get(expr)
-        if name is not None:
-            return name
-        return self.atom(expr)
+    def visit(self, e: Expr) -> str:
+        """The text of ``e``, made after its children's (TVM's ``ExpandDataflow``).
 
-    def atom(self, expr: Expr) -> str:
-        t = type(expr)
-        if t is Var:
-            return self.var_ref(expr)
-        if t is Op:
-            return expr.name
-        if t is GlobalVar:
-            return self.global_name(expr)
-        if t is Constant:
-            return self.constant_text(expr)
-        raise TypeError(f"cannot print {t.__name__}: not a Relay expression")
+        Depth first with an explicit stack, children in order (a call's
+        callee, then its arguments), so a chain of any length is visited
+        without recursion.
+        """
+        memo = self.memo
+        text = memo.get(e)
+        if text is not None:
+            return text
+        outer = _OUTER
+        visit_leaf = self.visit_leaf
+        stack: list[_AnyT] = [e]
+        push = stack.append
+        pop = stack.pop
+        call_text = self.call_text
+        while stack:
+            node = pop()
+            if node is _MARK:
+                node = pop()
+                if node not in memo:
+                    if type(node) is Call:
+                        memo[node] = call_text(node)
+                    else:
+                        visit_leaf(node)
+                continue
+            if node in memo:
+                continue
+            push(node)
+            push(_MARK)
+            kids = outer[type(node)](node)
+            for i in range(len(kids) - 1, -1, -1):
+                kid = kids[i]
+                if kid not in memo:
+                    push(kid)
+        return memo[e]
 
-    def node_text(self, node: Expr, ind: str) -> str:
-        """The text of ``node`` whose children are bound, for a line indented by ``ind``."""
-        t = type(node)
-        ref = self.ref
-        if t is Call:
-            args = [ref(a) for a in node.args]
-            op = node.op
-            callee = op.name if type(op) is Op else ref(op)
-            attrs = node.attrs
-            if attrs is not None and len(attrs):
-                text = self.call_attrs_text(op, attrs)
-                if text:
-                    args.append(text)
-            if node.type_args:
-                callee += "[" + ", ".join(self.type_text(a) for a in node.type_args) + "]"
-            return f"{callee}({', '.join(args)})"
-        if t is TupleGetItem:
-            return f"{ref(node.tuple_value)}.{node.index}"
-        if t is Tuple:
-            fields = node.fields
-            if len(fields) == 1:
-                return f"({ref(fields[0])},)"
-            return "(" + ", ".join([ref(f) for f in fields]) + ")"
-        if t is Function:
-            return self.function_text(node, "fn ", ind, self.sub_scopes(node)[0])
-        if t is If:
-            then, other = self.sub_scopes(node)
-            return (
-                f"if ({ref(node.cond)}) {self.block_text(node.true_branch, ind, then)} "
-                f"else {self.block_text(node.false_branch, ind, other)}"
-            )
-        if t is Let:
-            return self.block_text(node, ind, self.sub_scopes(node)[0], own=True)
-        if t is RefCreate:
-            return f"ref({ref(node.value)})"
-        if t is RefRead:
-            return f"ref_read({ref(node.ref)})"
-        if t is RefWrite:
-            return f"ref_write({ref(node.ref)}, {ref(node.value)})"
-        raise TypeError(f"cannot print {t.__name__}: not a Relay expression")
+    def visit_leaf(self, node: Expr) -> None:
+        make = self.leaf.get(type(node))
+        if make is None:
+            raise TypeError(f"cannot print {type(node).__name__}: not a Relay expression")
+        text = make(node)
+        if node not in self.memo:
+            self.memo[node] = text
 
-    def function_text(self, func: Function, prefix: str, ind: str, scope: int) -> str:
-        parts: list[str] = []
-        tparams = ""
-        if func.type_params:
-            tparams = "[" + ", ".join(self.type_param_text(tp) for tp in func.type_params) + "]"
-        for p in func.params:
-            parts.append(self.bind_var(p) + self.annotation(p))
-        if len(func.attrs):
-            parts.append(self.attrs_text(func.attrs))
-        ret = f" -> {self.type_text(func.ret_type)}" if func.ret_type is not None else ""
-        return f"{prefix}{tparams}({', '.join(parts)}){ret} {self.block_text(func.body, ind, scope)}"
-
-    def annotation(self, var: Var) -> str:
+    # --- variables -------------------------------------------------------------------
+    def alloc_var(self, var: Var) -> str:
+        """A new name for ``var`` (``%x``, ``%x1``...) with its annotation and type comment."""
+        prefix = "%" + _local_name(var.name_hint)
+        counts = self.name_count
+        k = counts.get(prefix)
+        if k is not None:
+            while True:
+                k += 1
+                candidate = f"{prefix}{k}"
+                if candidate not in counts:
+                    break
+            counts[prefix] = k
+            prefix = candidate
+        counts[prefix] = 0
+        self.memo[var] = prefix
+        text = prefix
         ty = var.type_annotation
-        return f": {self.type_text(ty)}" if ty is not None else ""
+        if ty is not None:
+            text += ": " + self.type_text(ty)
+        if self.annotate is not None or var._checked_type is not None:
+            text += self.info(var)
+        return text
+
+    def free_var_text(self, var: Var) -> str:
+        decl = self.alloc_var(var)
+        self.free_decl[var] = decl
+        return decl
+
+    def global_name(self, gv: GlobalVar) -> str:
+        # A module resolves globals by name, so GlobalVar objects of one name are one function.
+        hint = gv.name_hint
+        name = self.global_names.get(hint)
+        if name is None:
+            name = _plain_name(hint)
+            if name != hint:
+                base, k = name, 0
+                while name in self.global_taken:
+                    k += 1
+                    name = f"{base}_{k}"
+            self.global_taken.add(name)
+            name = self.global_names[hint] = "@" + name
+        return name
+
+    # --- one text per kind ---------------------------------------------------------------
+    def constant_text(self, const: Constant) -> str:
+        data = const.array
+        if data.ndim == 0:
+            text = scalar_literal(data)
+            if text is not None:
+                return text
+        return self.meta.reference(const)
+
+    def op_text(self, op: Op) -> str:
+        return op.name
+
+    def global_text(self, gv: GlobalVar) -> str:
+        return self.global_name(gv)
+
+    def call_text(self, call: Call) -> str:
+        # The arguments are bound before the callee, which stays next to its call.
+        memo, bound = self.memo, self.bound
+        args = []
+        for a in call.args:
+            t = type(a)
+            if t is Var:
+                name = memo.get(a)
+                if name is None or a not in bound:
+                    name = self.print_expr(a, False)
+            elif a in bound:
+                name = memo[a]
+            elif t in _ATOMIC or t is Let or self.annotate is not None:
+                name = self.print_expr(a, False)
+            else:
+                # An operand visited before its call and not bound yet: bind it here.
+                text = memo.get(a)
+                if text is None:
+                    name = self.print_expr(a, False)
+                else:
+                    if a._checked_type is not None:
+                        text += self.info(a)
+                    name = self.bind(a, text)
+            args.append(name)
+        attrs = call.attrs
+        op = call.op
+        if attrs is not None:
+            if type(op) is Op:
+                if len(attrs):
+                    text = self.call_attrs_text(op, attrs)
+                    if text:
+                        args.append(text)
+            else:
+                args.extend(self.generic_attr_texts(attrs))
+                args.append(f"attrs_type_key={escape_string(attrs.type_key)}")
+        callee = op.name if type(op) is Op and self.annotate is None else self.arg(op)
+        if call.type_args and type(op) is not Op:  # an operator's are its arguments' types
+            callee += "[" + ", ".join(self.type_text(a) for a in call.type_args) + "]"
+        return f"{callee}({', '.join(args)})"
+
+    def tuple_text(self, tup: Tuple) -> str:
+        fields = tup.fields
+        if len(fields) == 1:
+            return f"({self.arg(fields[0])},)"
+        arg = self.arg
+        return "(" + ", ".join([arg(f) for f in fields]) + ")"
+
+    def projection_text(self, item: TupleGetItem) -> str:
+        return f"{self.arg(item.tuple_value)}.{item.index}"
+
+    def function_text(self, func: Function) -> str:
+        plan = self.plan
+        return self.func_text("fn ", func, plan.sub[func][0] if plan is not None else 0)
+
+    def if_text(self, node: If) -> str:
+        cond = self.arg(node.cond)
+        plan = self.plan
+        then, other = plan.sub[node] if plan is not None else (0, 0)
+        return (
+            f"if ({cond}) {self.body_text(node.true_branch, then)} "
+            f"else {self.body_text(node.false_branch, other)}"
+        )
+
+    def let_text(self, let: Let) -> str:
+        """A ``let`` chain: its bindings in a loop, then its body, one block.
+
+        As in TVM, what the first value binds goes before the chain (outside
+        its parentheses when it has them).
+        """
+        plan = self.plan
+        cs = plan.chain[let]
+        frames = self.frames
+        frame = None
+        if frames[-1].scope != plan.scope_of.get(let, cs):
+            # Written away from its own block: keep everything it binds inside.
+            frame = _Frame(cs)
+            frames.append(frame)
+        absorbed = plan.absorbed
+        node = let
+        while True:
+            name = self.alloc_var(node.var)
+            value = self.print_expr(node.value, True, True)
+            if frame is None:
+                frame = _Frame(cs)
+                frames.append(frame)
+            frame.lines.append(f"let {name} = {value};")
+            body = node.body
+            if type(body) is Let and body in absorbed:
+                node = body
+                continue
+            break
+        result = self.print_expr(body, True)
+        frames.pop()
+        self.forget(frame)
+        frame.lines.append(result)
+        return "\n".join(frame.lines)
+
+    def ref_create_text(self, node: RefCreate) -> str:
+        return f"ref({self.arg(node.value)})"
+
+    def ref_read_text(self, node: RefRead) -> str:
+        return f"ref_read({self.arg(node.ref)})"
+
+    def ref_write_text(self, node: RefWrite) -> str:
+        return f"ref_write({self.arg(node.ref)}, {self.arg(node.value)})"
+
+    def func_text(self, prefix: str, func: Function, scope: int) -> str:
+        """``fn``/``def @f``, type parameters, parameters and attributes, return type, body."""
+        saved = self.bind_type_params(func.type_params)
+        head = prefix
+        if func.type_params:
+            head += "[" + ", ".join(self.type_param_text(tp) for tp in func.type_params) + "]"
+        parts = [self.alloc_var(p) for p in func.params]
+        if len(func.attrs):
+            parts.extend(self.generic_attr_texts(func.attrs))
+        head += "(" + ", ".join(parts) + ") "
+        if func.ret_type is not None:
+            head += "-> " + self.type_text(func.ret_type) + " "
+        text = head + self.body_text(func.body, scope)
+        self.tvar_scope = saved
+        return text
+
+    # --- type variables ---------------------------------------------------------------
+    def bind_type_params(self, params: tuple[TypeVar, ...]) -> dict[str, TypeVar]:
+        """Bring ``params`` into scope under their names; the scope before, to restore."""
+        saved = self.tvar_scope
+        if not params:
+            return saved
+        scope = dict(saved)
+        for tv in params:
+            base = _type_var_base(tv.name_hint)
+            name, k = base, 0
+            while scope.get(name, tv) is not tv:
+                k += 1
+                name = f"{base}{k}"
+            scope[name] = tv
+            self.tvar_names[tv] = name
+        self.tvar_scope = scope
+        return saved
 
     def type_param_text(self, tv: TypeVar) -> str:
         name = self.tvar_name(tv)
@@ -513,29 +880,16 @@ class _Printer:
             return f"{name}: {tv.kind.name}"
         return name
 
-    # --- constants ----------------------------------------------------------------
-    def constant_text(self, const: Constant) -> str:
-        data = const.array
-        if data.ndim == 0:
-            text = scalar_literal(data)
-            if text is not None:
-                return text
-        elif 0 < data.size <= INLINE_CONSTANT_LIMIT and data.dtype.name in DTYPE_SUFFIX:
-            elements = _element_texts(data)
-            if elements is not None:
-                ty = self.type_text(TensorType(data.shape, data.dtype.name))
-                return f"const([{', '.join(elements)}], {ty})"
-        index = self.meta_index.get(const)
-        if index is None:
-            index = len(self.meta)
-            self.meta.append(const)
-            self.meta_index[const] = index
-        return f"meta[relay.Constant][{index}]"
+    def tvar_name(self, tv: TypeVar) -> str:
+        name = self.tvar_names.get(tv)
+        if name is None:
+            name = self.tvar_names[tv] = _type_var_base(tv.name_hint)
+        return name
 
-    # --- attributes -------------------------------------------------------------
-    def call_attrs_text(self, op: Expr, attrs: Attrs) -> str:
+    # --- attributes -------------------------------------------------------------------
+    def call_attrs_text(self, op: Op, attrs: Attrs) -> str:
         """Relay prints only the attributes that differ from the operator's defaults."""
-        schema = op.attrs_schema if type(op) is Op else None
+        schema = op.attrs_schema
         if (
             schema is None
             or attrs.type_key != schema.type_key
@@ -550,13 +904,14 @@ class _Printer:
                 value, normalize_attr_value(field.default)
             ):
                 continue
-            parts.append(f"{attr_key_text(key)}={self.attr_value_text(value)}")
+            parts.append(f"{_attr_key(key)}={self.attr_value_text(value)}")
         return ", ".join(parts)
 
+    def generic_attr_texts(self, attrs: Attrs) -> list[str]:
+        return [f"{_attr_key(k)}={self.attr_value_text(v)}" for k, v in attrs.items()]
+
     def attrs_text(self, attrs: Attrs) -> str:
-        return ", ".join(
-            f"{attr_key_text(k)}={self.attr_value_text(v)}" for k, v in attrs.items()
-        )
+        return ", ".join(self.generic_attr_texts(attrs))
 
     def attr_value_text(self, value: _AnyT) -> str:
         if value is None:
@@ -566,18 +921,13 @@ class _Printer:
         if value is False:
             return "False"
         if isinstance(value, str):
-            return json.dumps(value)
+            return escape_string(value)
         if isinstance(value, int):
             return str(value)
         if isinstance(value, float):
-            # Relay spells float attributes with an ``f``; the digits are the
-            # shortest that give back the same double.
-            if math.isnan(value):
-                return "nanf"
-            if math.isinf(value):
-                return "inff" if value > 0 else "-inff"
-            text = repr(value)
-            return (text[:-2] if text.endswith(".0") else text) + "f"
+            # TVM writes a double attribute with C++'s default precision and an ``f``;
+            # more digits are written when that would not give back the same double.
+            return _double_text(value) + "f"
         if isinstance(value, tuple):
             return "[" + ", ".join(self.attr_value_text(v) for v in value) + "]"
         if isinstance(value, Any):
@@ -588,7 +938,7 @@ class _Printer:
             return f"type({self.type_text(value)})"
         return f"<unprintable {type(value).__name__}>"
 
-    # --- types ----------------------------------------------------------------------
+    # --- types ---------------------------------------------------------------------------
     def type_text(self, ty: Type) -> str:
         t = type(ty)
         if t is TensorType:
@@ -609,11 +959,14 @@ class _Printer:
                 return f"({self.type_text(fields[0])},)"
             return "(" + ", ".join(self.type_text(f) for f in fields) + ")"
         if isinstance(ty, FuncType):
+            saved = self.bind_type_params(ty.type_params)
             tparams = ""
             if ty.type_params:
                 tparams = "[" + ", ".join(self.type_param_text(tp) for tp in ty.type_params) + "]"
             args = ", ".join(self.type_text(a) for a in ty.arg_types)
-            return f"fn {tparams}({args}) -> {self.type_text(ty.ret_type)}"
+            text = f"fn {tparams}({args}) -> {self.type_text(ty.ret_type)}"
+            self.tvar_scope = saved
+            return text
         if isinstance(ty, RefType):
             return f"ref({self.type_text(ty.value)})"
         if isinstance(ty, TypeVar):
@@ -623,163 +976,10 @@ class _Printer:
         raise TypeError(f"cannot print type {t.__name__}")
 
 
-class _Frame:
-    """An open block: its scope, its statements so far, its indent, the nodes it bound."""
-
-    __slots__ = ("scope", "lines", "ind", "bound")
-
-    def __init__(self, scope: int, ind: str) -> None:
-        self.scope = scope
-        self.lines: list[str] = []
-        self.ind = ind
-        self.bound: list[Expr] = []
-
-
-class _Placement:
-    """Where each node of a program with nested blocks is bound.
-
-    Blocks (function bodies, branches, lets written as ``{ ... }``) are
-    numbered scopes in a tree.  A node used in several blocks (a function
-    shared by both branches of an ``if``, a value used inside a closure and
-    around it) is bound once, in the innermost block that encloses all its
-    uses, so the parser rebuilds the same graph; printing it in each block
-    would duplicate the variables it binds.  ``uses`` counts a node's parents:
-    a node used more than once is never written in place.  ``braced`` holds
-    the lets printed as a block of their own rather than as statements.
-    """
-
-    __slots__ = ("scope_of", "uses", "sub", "braced")
-
-    def __init__(self) -> None:
-        self.scope_of: dict[Expr, int] = {}
-        self.uses: dict[Expr, int] = {}
-        self.sub: dict[Expr, tuple[int, ...]] = {}
-        self.braced: set[Let] = set()
-
-
-def _place(root: Expr) -> _Placement | None:
-    """The placement of ``root``'s nodes, or None when it has no nested blocks.
-
-    Two passes, both with explicit stacks: a depth-first post-order of the
-    graph, then a walk in reverse post-order (parents before children) that
-    gives each node the lowest common ancestor of the scopes it is used in.
-    """
-    atomic = _ATOMIC
-    layouts = _LAYOUTS
-    order: list[Expr] = []
-    seen: set[Expr] = set()
-    nested = False
-    stack: list[tuple[Expr, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        layout = layouts[type(node)]
-        kids = layout.subterms(node)
-        if type(node) is Let:
-            # A chain of lets prints flat: only a let in a let's value nests.
-            nested = nested or type(node.value) is Let
-        elif layout.scopes:
-            nested = True
-        elif not nested:
-            nested = Let in map(type, kids)
-        for kid in reversed(kids):
-            if type(kid) not in atomic and kid not in seen:
-                stack.append((kid, False))
-    if not nested:
-        return None
-
-    place = _Placement()
-    scope_of, uses, sub, braced = place.scope_of, place.uses, place.sub, place.braced
-    parent = [-1]
-    depth = [0]
-    not_chain: set[Expr] = set()
-
-    def new_scope(outer: int) -> int:
-        parent.append(outer)
-        depth.append(depth[outer] + 1)
-        return len(parent) - 1
-
-    def use(kid: Expr, scope: int, chain: bool) -> None:
-        if type(kid) in atomic:
-            return
-        uses[kid] = uses.get(kid, 0) + 1
-        if not chain:
-            not_chain.add(kid)
-        have = scope_of.get(kid)
-        if have is None:
-            scope_of[kid] = scope
-            return
-        a, b = have, scope
-        while depth[a] > depth[b]:
-            a = parent[a]
-        while depth[b] > depth[a]:
-            b = parent[b]
-        while a != b:
-            a, b = parent[a], parent[b]
-        scope_of[kid] = a
-
-    scope_of[root] = 0
-    for node in reversed(order):
-        scope = scope_of[node]
-        if type(node) is Let:
-            # Printed as statements of the enclosing block, unless braced as a block of its own.
-            if node in not_chain or uses.get(node, 0) > 1:
-                braced.add(node)
-                scope = new_scope(scope)
-                sub[node] = (scope,)
-            use(node.value, scope, False)
-            use(node.body, scope, True)
-            continue
-        layout = layouts[type(node)]
-        for kid in layout.outer(node):
-            use(kid, scope, False)
-        if layout.scopes:
-            # A body or a branch: a block of its own, whose result ends a chain.
-            inner = sub[node] = tuple(new_scope(scope) for _ in layout.scopes)
-            for block, kids_of in zip(inner, layout.scopes):
-                for kid in kids_of(node):
-                    use(kid, block, True)
-    return place
-
-
-def _same_value(a: _AnyT, b: _AnyT) -> bool:
-    """Equal and of the same kind, so ``1``, ``1.0`` and ``True`` stay distinct."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and math.isnan(a):
-        return math.isnan(b)
-    return a == b
-
-
-def _expr_layout(cls: type) -> Layout:
-    layout = getattr(cls, "_layout_", None)
-    if layout is None or not issubclass(cls, Expr):
-        raise TypeError(f"cannot print {cls.__name__}: not a Relay expression")
-    return layout
-
-
-_LAYOUTS = PerKind(_expr_layout)
-"""The field layout of each expression class, checked once per class."""
-_OUTER = PerKind(lambda cls: _LAYOUTS[cls].outer)
-"""``_OUTER[type(node)](node)``: :func:`_scope_children` without the call."""
-
-
-def _scope_children(node: Expr) -> tuple[Expr, ...]:
-    """The subexpressions printed in the same scope as ``node`` (not bodies or branches).
-
-    A call's callee comes first.  What a function or a let holds is in the
-    scope of its variables, and a branch is a block: neither is listed.
-    """
-    return _OUTER[type(node)](node)
+def _attr_key(key: str) -> str:
+    return key if IDENT_RE.match(key) else escape_string(key)
 
 
 hooks.astext = astext
 hooks.type_to_text = type_to_text
+hooks.pretty_print = pretty_print

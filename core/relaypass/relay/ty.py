@@ -1,0 +1,22 @@
+"""``relay.ty``: Relay's types (``relay.ty.TensorType((), "float32")``)."""
+
+from ..ir.types import (
+    Any,
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeKind,
+    TypeVar,
+    scalar_type,
+)
+
+RelayRefType = RefType
+
+__all__ = [
+    "Any", "FuncType", "GlobalTypeVar", "IncompleteType", "RefType", "RelayRefType", "TensorType",
+    "TupleType", "Type", "TypeKind", "TypeVar", "scalar_type",
+]

@@ -607,6 +607,7 @@ class _Inference:
         """Build the typed copy of every node, children first (the order of ``_walk``)."""
         memo = self.memo
         ty = self.ty
+        self.solver.freeze()
         resolve = self.solver.resolve
         free_var = self.solver.free_var
         instances = self.instances

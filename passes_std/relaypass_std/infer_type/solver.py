@@ -103,7 +103,7 @@ class Relation:
 class TypeSolver:
     """Union-find over incomplete types, unification, and relations waiting on variables."""
 
-    __slots__ = ("_parent", "_waiting", "_queue", "_relations", "_draining")
+    __slots__ = ("_parent", "_waiting", "_queue", "_relations", "_draining", "_resolved", "_known")
 
     def __init__(self) -> None:
         self._parent: dict[IncompleteType, Type] = {}
@@ -111,6 +111,16 @@ class TypeSolver:
         self._queue: deque[Relation] = deque()
         self._relations: list[Relation] = []
         self._draining = False
+        # Once solving is over (``freeze``): composite types already resolved or
+        # checked, by identity.  A type shared by many nodes (the type of a deep
+        # let chain, a nested tuple) is then walked once, not once per node.
+        self._resolved: dict[int, Type] | None = None
+        self._known: dict[int, IncompleteType | None] | None = None
+
+    def freeze(self) -> None:
+        """Solving is over: remember resolved composite types from now on."""
+        self._resolved = {}
+        self._known = {}
 
     # --- variables ----------------------------------------------------------
     def _root(self, var: IncompleteType) -> IncompleteType:
@@ -161,10 +171,25 @@ class TypeSolver:
         kids = t._layout_.children(ty)
         if not kids:
             return ty
-        return with_children(ty, [self.resolve(k) for k in kids])
+        cache = self._resolved
+        if cache is None:
+            return with_children(ty, [self.resolve(k) for k in kids])
+        out = cache.get(id(ty))
+        if out is None:
+            out = cache[id(ty)] = with_children(ty, [self.resolve(k) for k in kids])
+        return out
 
     def free_var(self, ty: Type) -> IncompleteType | None:
         """A variable of ``ty`` that is still unknown, or None when ``ty`` is fully known."""
+        known = self._known
+        if known is None or type(ty) is TensorType:
+            return self._free_var(ty)
+        key = id(ty)
+        if key not in known:
+            known[key] = self._free_var(ty)
+        return known[key]
+
+    def _free_var(self, ty: Type) -> IncompleteType | None:
         stack = [ty]
         while stack:
             t = stack.pop()

@@ -333,6 +333,11 @@ def test_infer_type_local():
     ty = relay.transform.InferTypeLocal(y)
     assert ty == relay.TensorType((2, 3), "float32")
     assert y.checked_type == ty and y.args[0].checked_type == ty
+    e = x
+    for _ in range(100_000):
+        e = relay.nn.relu(e)
+    assert relay.transform.InferTypeLocal(e) == relay.TensorType((2, 3), "float32")
+    assert e.args[0].args[0].checked_type == relay.TensorType((2, 3), "float32")
 
 
 def test_frontend_common_helpers():

@@ -1,1 +1,1 @@
-"""Relay's text format: the printer, the parser, and model files on disk."""
+"""Relay's text format: tokenizer, printer, parser, metadata section, and model files on disk."""

@@ -43,8 +43,8 @@ As in TVM, ``free_var`` declarations may appear in any block and hold for the
 rest of the text, and an integer literal without a suffix is an int32, or an
 int64 when it does not fit.  A numbered temporary is visible in the block
 that binds it and the blocks inside; when a text refers to one outside (as
-TVM's printer may write), the first binding of that number is taken, as TVM
-does.  Beyond TVM: dotted local names, ``{ ... }`` as an operand, type
+TVM's printer may write), its binding in a block that has ended is taken (the
+block that ended first, if several bound it), as TVM's parser allows.  Beyond TVM: dotted local names, ``{ ... }`` as an operand, type
 arguments (``@f[float32](%x)``), type-variable kinds, ``const(...)``, suffixes
 of every integer dtype, and ``#[module_attrs(...)]``.
 """
@@ -195,6 +195,7 @@ class _Parser:
         # Temporaries of blocks that have ended: the first binding of each number, for
         # texts that refer to one outside its block (TVM's graph bindings are global).
         self.ended_temps: dict[str, Expr] = {}
+        self.ended_blocks: list[tuple[list[str], list[Expr]]] = []
         self.tscope: dict[str, TypeVar] = {}
         self.globals: dict[str, GlobalVar] = {}
         self.global_refs: dict[str, int] = {}
@@ -297,16 +298,16 @@ class _Parser:
 
     def pop_scope(self, mark: int) -> None:
         scope, undo, undo_old = self.scope, self.undo, self.undo_old
-        ended = self.ended_temps
+        if len(undo) > mark:
+            # What the block bound, kept for texts that refer to its temporaries later.
+            names = undo[mark:]
+            self.ended_blocks.append((names, list(map(scope.__getitem__, names))))
         for i in range(len(undo) - 1, mark - 1, -1):
-            name = undo[i]
-            if name[1] in _DIGITS and name not in ended:
-                ended[name] = scope[name]
             old = undo_old[i]
             if old is _MISSING:
-                del scope[name]
+                del scope[undo[i]]
             else:
-                scope[name] = old
+                scope[undo[i]] = old
         del undo[mark:]
         del undo_old[mark:]
 
@@ -314,11 +315,23 @@ class _Parser:
         """A ``%name`` or ``%N`` that is not in scope: a free variable, an ended temporary, or an error."""
         tok = self.toks[k]
         value = self.free_vars.get(tok)
-        if value is None:
-            value = self.ended_temps.get(tok)
+        if value is None and tok[1] in _DIGITS:
+            value = self.ended_temp(tok)
         if value is None:
             raise self.undefined_local(k)
         return value
+
+    def ended_temp(self, name: str) -> Expr | None:
+        """The first binding of temporary ``name`` in a block that has ended, if any."""
+        ended = self.ended_temps
+        blocks = self.ended_blocks
+        # Index the blocks that ended since the last lookup (rarely needed, so done late).
+        for names, values in blocks:
+            for temp, value in zip(names, values):
+                if temp[1] in _DIGITS and temp not in ended:
+                    ended[temp] = value
+        blocks.clear()
+        return ended.get(name)
 
     # --- module ------------------------------------------------------------------
     def parse_module(self, init: IRModule | None = None) -> IRModule:
@@ -521,23 +534,18 @@ class _Parser:
 
     def parse_binder(self) -> Var:
         """``%name`` with an optional ``: type``; binds the new variable."""
-        k = self.i
-        tok = self.toks[k]
-        if tok[:1] != "%":
-            raise self.fail("a variable such as '%x'")
-        if tok[1] in _DIGITS:
-            raise self.error_at(k, f"{tok} is a temporary's name; variables need a name such as %x")
-        self.i = k + 1
-        ty = None
-        if self.toks[self.i] == ":":
-            self.i += 1
-            ty = self.parse_type()
-        var = Var(tok[1:], ty, self.span(k))
+        tok, var = self.parse_var_decl()
         self.bind(tok, var)
         return var
 
     def parse_free_var(self) -> Var:
-        """``free_var %name: type``: a variable of the whole text (no type: ``_``, as in TVM)."""
+        """``free_var %name: type``: a variable of the whole text (as in TVM)."""
+        tok, var = self.parse_var_decl()
+        self.free_vars[tok] = var
+        return var
+
+    def parse_var_decl(self) -> tuple[str, Var]:
+        """``%name`` with an optional ``: type``: the token and a new variable."""
         k = self.i
         tok = self.toks[k]
         if tok[:1] != "%":
@@ -549,9 +557,7 @@ class _Parser:
         if self.toks[self.i] == ":":
             self.i += 1
             ty = self.parse_type()
-        var = Var(tok[1:], ty, self.span(k))
-        self.free_vars[tok] = var
-        return var
+        return tok, Var(tok[1:], ty, self.span(k))
 
     def parse_braced_block(self) -> Expr:
         opened = self.expect("{")
@@ -577,27 +583,17 @@ class _Parser:
             self.i = k + 1
         else:
             expr = self.parse_primary()
-        while True:
-            tok = toks[self.i]
-            if tok == "(":
-                expr = self.parse_call(expr, k, ())
-            elif tok == ".":
-                expr = self.parse_projection(expr, k)
-            elif tok == "[":
-                type_args = self.parse_type_list("[", "]")
-                if toks[self.i] != "(":
-                    raise self.fail("'(' after type arguments")
-                expr = self.parse_call(expr, k, type_args)
-            elif tok in BINARY_OPS:
-                return self.parse_binary(expr, k)
-            else:
-                return expr
+        return self.parse_postfix(expr, k, True)
 
     def parse_operand(self) -> Expr:
         """One operand of an infix operator: a call expression."""
-        toks = self.toks
         k = self.i
-        expr = self.parse_primary()
+        return self.parse_postfix(self.parse_primary(), k, False)
+
+    def parse_postfix(self, expr: Expr, k: int, infix: bool) -> Expr:
+        """Calls, type arguments and projections after ``expr`` (from token ``k``), then, if
+        ``infix``, infix operators."""
+        toks = self.toks
         while True:
             tok = toks[self.i]
             if tok == "(":
@@ -609,6 +605,8 @@ class _Parser:
                 if toks[self.i] != "(":
                     raise self.fail("'(' after type arguments")
                 expr = self.parse_call(expr, k, type_args)
+            elif infix and tok in BINARY_OPS:
+                return self.parse_binary(expr, k)
             else:
                 return expr
 

@@ -279,6 +279,8 @@ _OUTER = PerKind(lambda cls: _LAYOUTS[cls].outer)
 callee first, then its arguments; not a body or a branch, not a ``let``'s parts)."""
 _SUBTERMS = PerKind(lambda cls: _LAYOUTS[cls].subterms)
 """``_SUBTERMS[type(node)](node)``: every child but the variables the node binds."""
+_OPENS_BLOCKS = PerKind(lambda cls: bool(_LAYOUTS[cls].scopes))
+"""Whether a kind opens blocks of its own (a function's body, an if's branches, a let)."""
 
 _MARK = object()
 
@@ -311,9 +313,10 @@ class _Plan:
 
 
 def _has_blocks(root: Expr) -> bool:
-    """Whether ``root`` holds a ``let``, a function or an ``if`` (explicit stack)."""
+    """Whether ``root`` holds a node that opens a block (a let, a function, an if)."""
     atomic = _ATOMIC
     subterms = _SUBTERMS
+    opens = _OPENS_BLOCKS
     seen = {root}
     stack = [root]
     pop = stack.pop
@@ -321,7 +324,7 @@ def _has_blocks(root: Expr) -> bool:
     while stack:
         node = pop()
         t = type(node)
-        if t is Let or t is Function or t is If:
+        if opens[t]:
             return True
         for kid in subterms[t](node):
             if type(kid) not in atomic and kid not in seen:
@@ -394,7 +397,7 @@ def _plan(root: Expr) -> _Plan | None:
         scope_of[kid] = a
 
     scope_of[root] = 0
-    outer = _OUTER
+    layouts = _LAYOUTS
     for node in reversed(order):
         scope = scope_of[node]
         t = type(node)
@@ -415,22 +418,17 @@ def _plan(root: Expr) -> _Plan | None:
             else:
                 use(body, cs)
                 results.add(body)
-        elif t is Function:
-            inner = new_scope(scope)
-            sub[node] = (inner,)
-            use(node.body, inner)
-            results.add(node.body)
-        elif t is If:
-            use(node.cond, scope)
-            then, other = new_scope(scope), new_scope(scope)
-            sub[node] = (then, other)
-            use(node.true_branch, then)
-            use(node.false_branch, other)
-            results.add(node.true_branch)
-            results.add(node.false_branch)
         else:
-            for kid in outer[t](node):
+            layout = layouts[t]
+            for kid in layout.outer(node):
                 use(kid, scope)
+            if layout.scopes:
+                # A function body, each branch: a block of its own, which its kid ends.
+                inner = sub[node] = tuple(new_scope(scope) for _ in layout.scopes)
+                for block, kids_of in zip(inner, layout.scopes):
+                    for kid in kids_of(node):
+                        use(kid, block)
+                        results.add(kid)
     return plan
 
 

@@ -328,20 +328,6 @@ class MixedModeVisitor(_DataflowExpansion, ExprVisitor):
     ``MixedModeVisitor``); use it where the order does not matter and speed does.
     """
 
-    def visit_children(self, node: Expr) -> None:
-        visit = self.visit
-        if self._memo_reads:
-            memo = self.memo_map
-            for kid in type(node)._layout_.children(node):
-                if kid not in memo:
-                    visit(kid)
-        else:
-            for kid in type(node)._layout_.children(node):
-                visit(kid)
-
-    visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_children
-    visit_if = visit_ref_create = visit_ref_read = visit_ref_write = visit_children
-
     def visit_let(self, let: Let) -> None:
         memo = self.memo_map
         chain = []
@@ -365,23 +351,6 @@ class MixedModeMutator(_DataflowExpansion, ExprMutator):
     recurses on dataflow, and let chains are rewritten in a loop
     (``rewrite_let_chain``), so a pass written this way handles any length.
     """
-
-    def mutate_children(self, node: Expr) -> Expr:
-        layout = type(node)._layout_
-        old = layout.children(node)
-        visit = self.visit
-        if self._memo_reads:
-            # Dataflow children were expanded before this runs: most are in the memo table.
-            memo = self.memo_map
-            new = tuple([memo[k] if k in memo else visit(k) for k in old])
-        else:
-            new = tuple([visit(k) for k in old])
-        if new == old:
-            return node
-        return layout.rebuild(node, new)
-
-    visit_function = visit_if = mutate_children
-    visit_ref_create = visit_ref_read = visit_ref_write = mutate_children
 
     def rewrite_call(self, pre: Call, post: Expr) -> Expr:
         return post

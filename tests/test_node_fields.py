@@ -161,6 +161,39 @@ def test_replacing_one_child_replaces_exactly_it(node):
             assert getattr(new, name) is getattr(node, name), name
 
 
+@pytest.mark.parametrize("node", _samples(), ids=lambda n: type(n).__name__)
+def test_remap_visits_children_in_field_order_and_keeps_an_unchanged_node(node):
+    layout = layout_of(node)
+    seen = []
+
+    def same(kid):
+        seen.append(kid)
+        return kid
+
+    assert layout.remap(node, same, {}) is node
+    assert seen == list(children(node))
+    # Children found in the memo table are taken from it, not mapped again.
+    memo = {kid: kid for kid in children(node)}
+    seen.clear()
+    assert layout.remap(node, same, memo) is node
+    assert seen == []
+
+
+@pytest.mark.parametrize("node", [n for n in _samples() if children(n)], ids=lambda n: type(n).__name__)
+def test_remap_replaces_each_child_it_maps_to_another(node):
+    kids = children(node)
+    layout = layout_of(node)
+    for i in range(len(kids)):
+        fresh = Var(f"fresh{i}") if isinstance(node, Expr) else TypeVar(f"F{i}")
+        memo = {kids[i]: fresh}
+        new = layout.remap(node, lambda k: k, memo)
+        assert new is not node and type(new) is type(node)
+        assert all(
+            (a is fresh) if kid is kids[i] else (a is kid) for a, kid in zip(children(new), kids)
+        )
+        assert with_children(node, list(children(new))) is not node
+
+
 def test_rebuild_can_change_named_fields_too():
     x = relay.var("x", shape=(2,))
     func = Function([x], relay.negative(x))

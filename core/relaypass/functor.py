@@ -60,6 +60,9 @@ __all__ = [
 
 _DATAFLOW = frozenset({Call, Tuple, TupleGetItem})
 
+#: The memo table a functor whose ``visit`` is overridden must not read from.
+_NO_MEMO: dict[Expr, Any] = {}
+
 #: Nested visits the calling thread runs itself, a few Python frames each,
 #: before the recursion moves to a worker thread with room for any depth.
 SHALLOW_LEVELS = 48
@@ -304,18 +307,10 @@ class ExprMutator(ExprFunctor):
 
     def mutate_children(self, node: Expr) -> Expr:
         """``node`` over its visited children (in field order); ``node`` itself if none changed."""
-        layout = type(node)._layout_
-        old = layout.children(node)
-        visit = self.visit
-        if self._memo_reads:
-            memo = self.memo_map
-            new = tuple([memo[k] if k in memo else visit(k) for k in old])
-        else:
-            new = tuple([visit(k) for k in old])
-        # Expressions compare by identity: equal tuples hold the very same children.
-        if new == old:
-            return node
-        return layout.rebuild(node, new)
+        # ``remap`` reads a child's result from the memo table when ``visit``
+        # would answer from it anyway, and calls ``visit`` otherwise.
+        memo = self.memo_map if self._memo_reads else _NO_MEMO
+        return type(node)._layout_.remap(node, self.visit, memo)
 
     visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_let = mutate_children
     visit_if = visit_ref_create = visit_ref_read = visit_ref_write = mutate_children

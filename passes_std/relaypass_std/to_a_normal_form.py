@@ -185,8 +185,8 @@ class _Fill:
             nodes.pop()
             kid_lists.pop()
             positions.pop()
-            layout = node._layout_
-            new = layout.rebuild(node, [memo[k] for k in layout.children(node)])
+            # Every child is in the memo table now (an atom or the child itself).
+            new = node._layout_.remap(node, visit, memo)
             bound = var if node is root and var is not None else Var("x")
             scope_of(node).bindings.append((bound, new))
             memo[node] = bound

@@ -182,6 +182,33 @@ def _rebuild_source(layout_fields: Sequence[Field], child_fields: Sequence[Field
     return f"cls({', '.join(args)})"
 
 
+def _remap_source(layout_fields: Sequence[Field], child_fields: Sequence[Field], lang: str | None) -> str:
+    """The body of ``remap(n, f, m)``: ``n`` over its mapped children, or ``n`` if none changed.
+
+    Each child ``c``, in field order, becomes ``m[c]`` when ``c`` is in ``m``
+    and ``f(c)`` otherwise.  Expressions compare by identity, so a tuple of
+    them is unchanged exactly when it is ``==`` to the old one; types compare
+    structurally, so their sequences are checked item by item with ``is``.
+    """
+    if not child_fields:
+        return "    return n\n"
+    lines = []
+    same = []
+    for j, f in enumerate(child_fields):
+        if f.kind.seq:
+            lines.append(f"    k{j} = tuple([m[c] if c in m else f(c) for c in n.{f.name}])")
+            same.append(f"k{j} == n.{f.name}" if lang == "expr" else f"all(map(is_, k{j}, n.{f.name}))")
+        else:
+            lines.append(f"    c = n.{f.name}")
+            lines.append(f"    k{j} = m[c] if c in m else f(c)")
+            same.append(f"k{j} is n.{f.name}")
+    lines.append(f"    if {' and '.join(same)}:")
+    lines.append("        return n")
+    args = [f"k{child_fields.index(f)}" if f in child_fields else f"n.{f.name}" for f in layout_fields]
+    lines.append(f"    return cls({', '.join(args)})")
+    return "\n".join(lines) + "\n"
+
+
 def _key_source(layout_fields: Sequence[Field], child_fields: Sequence[Field]) -> str:
     """What identifies a node besides its children, types and tensors: data, attrs, child counts."""
     parts = []
@@ -217,6 +244,12 @@ class Layout:
     ``rebuild(n, k)``
         a new node of this class with children ``k`` (lined up with
         ``children(n)``) and every other field of ``n``.
+    ``remap(n, f, m)``
+        what a mutator makes of ``n``: each child ``c``, in field order,
+        mapped to ``m[c]`` if the memo table ``m`` has it and to ``f(c)``
+        otherwise; ``n`` itself when no child changed, else a rebuild.  One
+        generated function, with no tuple of old children and no slicing, as
+        it runs once per node of every rewrite.
     ``key(n)``
         a tuple of what identifies the node besides its children, types and
         tensors: its compared data and attrs, and the length of each sequence
@@ -236,7 +269,8 @@ class Layout:
     __slots__ = (
         "cls", "fields", "names", "lang", "child_fields", "binds",
         "var_fields", "type_var_fields", "type_fields", "tensor_fields", "check_fields",
-        "subterm_fields", "leaf", "children", "evaluated", "operands", "subterms", "rebuild", "key",
+        "subterm_fields", "leaf", "children", "evaluated", "operands", "subterms", "rebuild", "remap",
+        "key",
         "bound_vars", "bound_type_vars", "outer", "scopes", "tag", "source",
     )
 
@@ -291,9 +325,10 @@ class Layout:
             lines.append(f"def {name}({params}):\n    return {expr}\n")
         for i, expr in enumerate(scope_sources):
             lines.append(f"def scope_{i}(n):\n    return {expr}\n")
+        lines.append(f"def remap(n, f, m):\n{_remap_source(declared, child, lang)}")
         self.source = "\n".join(lines)
         namespace = compile_source(
-            self.source, {"cls": cls}, f"<fields of {cls.__module__}.{cls.__qualname__}>"
+            self.source, {"cls": cls, "is_": is_}, f"<fields of {cls.__module__}.{cls.__qualname__}>"
         )
         self.children = namespace["children"]
         self.operands = namespace["operands"]
@@ -304,6 +339,7 @@ class Layout:
         self.bound_vars = namespace["bound_vars"]
         self.bound_type_vars = namespace["bound_type_vars"]
         self.outer = namespace["outer"]
+        self.remap = namespace["remap"]
         self.scopes = tuple(namespace[f"scope_{i}"] for i in range(len(scope_sources)))
         # Keeps kinds apart in structural hashes (stable within a process, as str hashes are).
         self.tag = hash(("relaypass node", cls.__module__, cls.__qualname__))

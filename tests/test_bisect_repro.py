@@ -36,19 +36,22 @@ CONVNET = ROOT / "examples" / "models" / "convnet.relay"
 PLUGIN = ROOT / "tests" / "data" / "broken_passes"
 ENV = {"PYTHONPATH": os.pathsep.join([str(PLUGIN), os.environ.get("PYTHONPATH", "")])}
 
-# Ten passes each once resolved (FuseOps and EliminateCommonSubexpr add an InferType).
+# Eleven passes each once resolved (FuseOps, EliminateCommonSubexpr and DeadCodeElimination
+# add an InferType).
 PIPELINES = {
-    # 1 InferType, 2 SimplifyInference, 3 FoldConstant, 4 DeadCodeElimination,
-    # 5 ChangeConstant, 6 ToANormalForm, 7 ToGraphNormalForm, 8 InferType, 9 FuseOps, 10 ToANormalForm
+    # 1 InferType, 2 SimplifyInference, 3 FoldConstant, 4 InferType, 5 DeadCodeElimination,
+    # 6 ChangeConstant, 7 ToANormalForm, 8 ToGraphNormalForm, 9 InferType, 10 FuseOps,
+    # 11 ToANormalForm
     "constant": ["InferType", "SimplifyInference", "FoldConstant", "DeadCodeElimination",
                  "ChangeConstant", "ToANormalForm", "ToGraphNormalForm", "FuseOps",
                  "ToANormalForm"],
     # 1 InferType, 2 SimplifyInference, 3 FoldConstant, 4 InferType, 5 FuseOps, 6 ToANormalForm,
-    # 7 DeadCodeElimination, 8 DropBinding, 9 ToGraphNormalForm, 10 FoldConstant
+    # 7 InferType, 8 DeadCodeElimination, 9 DropBinding, 10 ToGraphNormalForm, 11 FoldConstant
     "binding": ["InferType", "SimplifyInference", "FoldConstant", "FuseOps", "ToANormalForm",
                 "DeadCodeElimination", "DropBinding", "ToGraphNormalForm", "FoldConstant"],
     # 1 InferType, 2 SimplifyInference, 3 ChangeOp, 4 FoldConstant, 5 InferType,
-    # 6 EliminateCommonSubexpr, 7 DeadCodeElimination, 8 InferType, 9 FuseOps, 10 ToANormalForm
+    # 6 EliminateCommonSubexpr, 7 InferType, 8 DeadCodeElimination, 9 InferType, 10 FuseOps,
+    # 11 ToANormalForm
     "op": ["InferType", "SimplifyInference", "ChangeOp", "FoldConstant", "EliminateCommonSubexpr",
            "DeadCodeElimination", "FuseOps", "ToANormalForm"],
 }
@@ -118,19 +121,19 @@ def test_bisect_finds_each_broken_pass_at_its_position(pipelines):
         assert results[key].returncode == 1, (key, results[key].stderr)
 
     out = results["constant"].stdout.splitlines()
-    assert out[1] == "culprit: pass 5 of 10, ChangeConstant (from broken-passes 0.1.0)"
+    assert out[1] == "culprit: pass 6 of 11, ChangeConstant (from broken-passes 0.1.0)"
     assert re.match(r"  after it, the output differs from the input module beyond rtol 0\.001, "
                     r"atol 1e-05: largest difference [\d.]+", out[2])
-    assert out[3] == ("  after pass 4 (DeadCodeElimination) the module is well formed and well "
+    assert out[3] == ("  after pass 5 (DeadCodeElimination) the module is well formed and well "
                       "typed, and the outputs match")
 
     out = results["binding"].stdout.splitlines()
-    assert out[1] == "culprit: pass 8 of 10, DropBinding (from broken-passes 0.1.0)"
+    assert out[1] == "culprit: pass 9 of 11, DropBinding (from broken-passes 0.1.0)"
     assert out[2].startswith("  after pass DropBinding: @main is ill formed: variable %x is free")
 
     for key in ("op", "op linear"):
         text = results[key].stdout
-        assert "culprit: pass 3 of 10, ChangeOp (from broken-passes 0.1.0)\n" in text
+        assert "culprit: pass 3 of 11, ChangeOp (from broken-passes 0.1.0)\n" in text
         assert "--- before ChangeOp (after pass 2, SimplifyInference)\n" in text
         assert "+++ after ChangeOp (pass 3)\n" in text
         assert re.search(r"^-  %\d+ = nn\.relu\(", text, re.M)
@@ -143,7 +146,7 @@ def test_bisect_finds_each_broken_pass_at_its_position(pipelines):
 
     healthy = results["healthy"]
     assert healthy.returncode == 0, healthy.stderr
-    assert "no pass changes the output: after each of the 9 passes" in healthy.stdout
+    assert "no pass changes the output: after each of the 10 passes" in healthy.stdout
 
 
 def test_bisect_prints_full_texts_and_metadata_on_request(pipelines):
@@ -234,7 +237,7 @@ def test_a_plugin_pass_that_raises_leaves_a_reproducer_that_reproduces(tmp_path)
     assert "instruments" not in pipeline
     # InferType first: input.relay cannot carry the checked types Crash's input had.
     assert pipeline["passes"] == [
-        "InferType", "Crash", "ToANormalForm",
+        "InferType", "Crash", "ToANormalForm", "InferType",
         {"name": "DeadCodeElimination", "options": {"inline_once": True}}, "InferType", "FuseOps"]
 
     options = json.loads((folder / "options.json").read_text())
@@ -354,11 +357,11 @@ def test_bisect_checker_and_typer_options(pipelines):
     })
     explicit = results["explicit"]
     assert explicit.returncode == 1, explicit.stderr
-    assert "culprit: pass 3 of 10, ChangeOp (from broken-passes 0.1.0)\n" in explicit.stdout
+    assert "culprit: pass 3 of 11, ChangeOp (from broken-passes 0.1.0)\n" in explicit.stdout
     lenient = results["lenient"]
     assert lenient.returncode == 1, lenient.stderr
     out = lenient.stdout.splitlines()
-    assert out[1] == "culprit: pass 8 of 10, DropBinding (from broken-passes 0.1.0)"
+    assert out[1] == "culprit: pass 9 of 11, DropBinding (from broken-passes 0.1.0)"
     assert out[2].startswith("  evaluating @main after DropBinding raised EvaluationError: "
                              "unbound variable %x"), out[2]
     for key, pattern in (

@@ -19,6 +19,7 @@ from relaypass.ir import Call, Constant, Function, IRModule, Let, Op, TensorType
 from relaypass.testing import PROPERTIES, PassCheckError, check_pass
 from relaypass.transform import (
     ModulePass,
+    Sequential,
     function_pass,
     get_pass,
     list_passes,
@@ -49,8 +50,10 @@ def drop_binding(mod, ctx):
     """Drops the first let of each function, leaving its variable free where it is used.
 
     A module pass: a function pass ends with type inference (as in Relay), which
-    would reject the free variable before the module is returned.
+    would reject the free variable before the module is returned.  It edits a
+    copy of its argument, as a module pass should.
     """
+    mod = mod.shallow_copy()
     for gv, func in mod.items():
         body = func.body
         if isinstance(body, Let):
@@ -78,6 +81,7 @@ def drop_binding_for_zeros(mod, ctx):
     ty = body.value.checked_type
     zeros = Constant(np.zeros(ty.concrete_shape, ty.dtype))
     new_body = _Substitute(body.var, zeros).visit(body.body)
+    mod = mod.shallow_copy()
     mod["main"] = Function(func.params, new_body, func.ret_type, func.type_params, func.attrs)
     return mod
 
@@ -99,6 +103,16 @@ def edits_module_in_place(mod):
     """A plain callable that edits the module it is given and returns it."""
     main = mod["main"]
     mod["main"] = Function(main.params, main.body, main.ret_type, main.type_params, main.attrs)
+    return mod
+
+
+@module_pass(opt_level=0, name="ReplacesMainAndAddsAFunction")
+def replaces_main_and_adds_a_function(mod, ctx):
+    """Relay code written for TVM's mutable IRModule: it edits its argument and returns it."""
+    main = mod["main"]
+    mod["main"] = Function(main.params, main.body, main.ret_type, main.type_params, main.attrs)
+    mod.update_func(mod.get_global_var("main"), mod["main"])
+    mod["helper_added_in_place"] = Function(main.params, main.body)
     return mod
 
 
@@ -152,6 +166,7 @@ class _SwapAdds(ExprMutator):
 def sometimes_swap_adds(mod, ctx):
     """Picks between two correct rewrites by a counter (think: set iteration order)."""
     if next(_swaps) % 2:
+        mod = mod.shallow_copy()
         for gv, func in mod.items():
             mod[gv] = _SwapAdds().visit(func)
     return mod
@@ -222,6 +237,32 @@ def test_rebinding_the_callers_main_is_caught(broken):
     err = info.value
     assert err.property == "input_unchanged"
     assert "@main is bound to another function object" in str(err)
+
+
+def test_a_module_pass_editing_its_argument_is_caught_though_the_caller_is_protected():
+    # Through the pass manager the caller's module stays as it was ...
+    x = Var("x", TensorType((2,), "float32"))
+    mod = IRModule.from_expr(Function([x], Call(Op.get("exp"), [x])))
+    before = dict(mod.functions)
+    out = replaces_main_and_adds_a_function(mod)
+    assert dict(mod.functions) == before and "helper_added_in_place" not in mod
+    assert "helper_added_in_place" in out
+    # ... yet check_pass tells the author, naming the pass and what it did.
+    with pytest.raises(PassCheckError) as info:
+        check_pass(replaces_main_and_adds_a_function, examples=5)
+    err = info.value
+    assert err.property == "input_unchanged"
+    message = str(err)
+    assert "module pass 'ReplacesMainAndAddsAFunction' edits the module it is handed" in message
+    assert "rebound @main, added @helper_added_in_place" in message
+
+
+def test_a_sequential_member_editing_its_argument_is_named():
+    seq = Sequential([get_pass("InferType"), replaces_main_and_adds_a_function], name="Wrapped")
+    with pytest.raises(PassCheckError) as info:
+        check_pass(seq, examples=3)
+    assert info.value.property == "input_unchanged" and info.value.pass_name == "Wrapped"
+    assert "module pass 'ReplacesMainAndAddsAFunction' edits" in str(info.value)
 
 
 def test_editing_a_node_in_place_is_caught():

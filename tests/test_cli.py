@@ -239,18 +239,19 @@ def test_explain_marks_added_and_skipped_passes():
         "o1": (("explain", PIPELINES / "O3.toml", "-O", "1", "--disable", "DeadCodeElimination"), None),
     })
     o3 = results["o3"].stdout.splitlines()
-    assert o3[0].startswith("pipeline O3 (") and o3[0].endswith("opt_level 3: 9 passes run")
+    assert o3[0].startswith("pipeline O3 (") and o3[0].endswith("opt_level 3: 10 passes run")
     assert o3[1].split() == ["#", "pass", "action", "why"]
     assert [line.split()[:3] for line in o3[2:]] == [
         ["1", "InferType", "run"],
         ["InferType", "skipped", "required"],
         ["2", "SimplifyInference", "run"], ["3", "InferType", "added"],
         ["4", "EliminateCommonSubexpr", "run"], ["5", "FoldConstant", "run"],
-        ["6", "DeadCodeElimination", "run"], ["7", "InferType", "added"],
-        ["8", "FuseOps", "run"], ["9", "ToANormalForm", "run"],
+        ["6", "InferType", "added"], ["7", "DeadCodeElimination", "run"],
+        ["8", "InferType", "added"], ["9", "FuseOps", "run"], ["10", "ToANormalForm", "run"],
     ]
     assert o3[3].endswith("required by SimplifyInference; its effect still holds")
-    assert o3[9].endswith("required by FuseOps")
+    assert o3[8].endswith("required by DeadCodeElimination")
+    assert o3[10].endswith("required by FuseOps")
     o1 = results["o1"].stdout
     assert re.search(r"^ +EliminateCommonSubexpr +skipped +opt_level 3 > 1$", o1, re.M), o1
     assert re.search(r"^ +FoldConstant +skipped +opt_level 2 > 1$", o1, re.M), o1
@@ -398,7 +399,7 @@ def test_progress_line_only_on_a_terminal():
         os.close(master)
     tty = b"".join(chunks).decode()
     assert proc.returncode == 0
-    assert "\r\x1b[K" in tty and "[8/9] O3 > FuseOps" in tty
+    assert "\r\x1b[K" in tty and "[9/10] O3 > FuseOps" in tty
     assert tty.endswith("\r\x1b[K")  # erased at the end
     piped = relaypass("run", PIPELINES / "O3.toml", MLP)
     assert piped.stderr == "" and piped.stdout == proc.stdout

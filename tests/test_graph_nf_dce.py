@@ -16,7 +16,7 @@ from relaypass.ir import IRModule, Op
 from relaypass.ir.structural import assert_structural_equal
 from relaypass.relay.analysis import well_formed
 from relaypass.testing.strategies import available_op_uses, modules, random_inputs
-from relaypass.transform import PassInfo
+from relaypass.transform import FunctionPass, ModulePass, PassInfo
 from relaypass_std.dead_code_elimination import DeadCodeElimination, dead_code_elimination
 from relaypass_std.to_a_normal_form import ToANormalForm
 from relaypass_std.to_graph_normal_form import ToGraphNormalForm
@@ -55,11 +55,12 @@ def optimize_and_check(before, after, passes, typed=False):
         assert_structural_equal(before[gv.name_hint], func, map_free_vars=True)
 
 
-def test_registered_passes():
+def test_registered_passes_are_declared_as_relay_declares_them():
     gnf = relay.transform.ToGraphNormalForm()
-    assert gnf.info == PassInfo(1, "ToGraphNormalForm") and type(gnf).__name__ == "ModulePass"
+    assert gnf.info == PassInfo(1, "ToGraphNormalForm") and isinstance(gnf, FunctionPass)
     dce = relay.transform.DeadCodeElimination(inline_once=True)
-    assert dce.info == PassInfo(1, "DeadCodeElimination")
+    assert dce.info == PassInfo(1, "DeadCodeElimination", ["InferType"])
+    assert isinstance(dce, ModulePass)
 
 
 # --- ToGraphNormalForm: Relay's examples (test_pass_to_graph_normal_form.py) -------------
@@ -107,7 +108,7 @@ def _ref_program():
 def test_bindings_with_effects_stay_lets():
     f = _ref_program()
     g = ToGraphNormalForm()(f)
-    assert_structural_equal(g, f)
+    assert_structural_equal(g, infer_type()(IRModule.from_expr(f))["main"])  # typed, as in Relay
     assert int(run_main(IRModule.from_expr(g))) == 3
 
 
@@ -116,9 +117,10 @@ def test_stateful_operator_stays_bound_and_pure_values_around_it_become_dataflow
     d, s = relay.var("d"), relay.var("s")
     body = relay.Let(s, relay.add(x, x), relay.Let(d, relay.nn.dropout(s), relay.multiply(d, s)))
     g = ToGraphNormalForm()(relay.Function([x], body))
-    assert isinstance(g.body, relay.Let) and g.body.var is d
+    # (The output is typed, as in Relay: its variables are InferType's typed copies.)
+    assert isinstance(g.body, relay.Let) and g.body.var.name_hint == d.name_hint
     assert g.body.value.tuple_value.args[0].op.name == "add"
-    assert g.body.body.args[0] is d
+    assert g.body.body.args[0] is g.body.var
 
 
 def test_recursive_binding_is_kept_with_its_name():
@@ -381,7 +383,7 @@ def test_anf_then_graph_normal_form_gives_back_the_dataflow_graph(mod):
     anf = ToANormalForm()(mod)
     _check(anf, expected, args)
     back = ToGraphNormalForm()(anf)
-    for gv, func in mod.items():
+    for gv, func in infer_type()(mod).items():  # a function pass ends typed, as in Relay
         assert_structural_equal(back[gv.name_hint], func)
     # Nothing in A-normal form is dead; inlining every binding used once also undoes ANF.
     assert_structural_equal(DeadCodeElimination()(anf), infer_type()(anf))  # typed, as in Relay
@@ -410,7 +412,8 @@ def test_chains_of_100000():
     anf = IRModule.from_expr(relay.Function(
         [x], relay.Let(vs[0], relay.multiply(x, x), relay.Let(cv, c, body))
     ))
-    assert_structural_equal(ToGraphNormalForm()(anf)["main"], dataflow)
+    typed_dataflow = infer_type()(IRModule.from_expr(dataflow))["main"]
+    assert_structural_equal(ToGraphNormalForm()(anf)["main"], typed_dataflow)
     assert count_lets(DeadCodeElimination()(anf)["main"]) == n + 1  # nothing is dead
     inlined = DeadCodeElimination(inline_once=True)(anf)["main"]
     # Only the constant, used 50,000 times, keeps its binding.

@@ -113,8 +113,10 @@ def test_every_node_typed_and_variables_substituted_consistently():
     f = infer_main(relay.Function([x], body))
     assert_fully_typed(f)
     new_x, new_y = f.params[0], f.body.var
-    assert new_x is not x and new_y is not y
-    assert f.body.value.args[0] is new_x
+    # As TVM: an annotated variable stays the same variable; an unannotated one
+    # becomes a copy annotated with its type, used everywhere the original was.
+    assert new_x is x and new_y is not y
+    assert f.body.value.args[0] is x
     assert f.body.body.args[0] is new_y and f.body.body.args[1] is new_y
     assert new_y.type_annotation == TensorType((3,))
     assert new_y.checked_type == TensorType((3,))
@@ -444,7 +446,11 @@ def test_input_module_untouched():
     assert mod.astext() == text
     for func in functions.values():
         for node in all_nodes(func):
-            assert not node.has_checked_type
+            # Only a variable annotated with a complete type has one: its annotation.
+            if isinstance(node, Var) and node.type_annotation is not None:
+                assert node.checked_type is node.type_annotation
+            else:
+                assert not node.has_checked_type
     assert all(out[gv.name_hint] is not func for gv, func in functions.items())
 
 
@@ -735,7 +741,7 @@ def test_failed_inference_leaves_input_untouched():
     with pytest.raises(TypeInferenceError):
         infer_type_module(mod)
     assert mod["main"] is func
-    assert not any(n.has_checked_type for n in all_nodes(func))
+    assert not any(n.has_checked_type for n in all_nodes(func) if not isinstance(n, Var))
 
 
 def test_bad_input_kinds():
@@ -799,6 +805,103 @@ def test_condition_type_inferred_from_if():
     x = relay.var("x", shape=(2,))
     f = infer_main(Function([c, x], If(c, x, relay.negative(x))))
     assert f.params[0].type_annotation == BOOL
+
+
+# --- annotated variables keep their identity (TVM keeps their vid) -------------------------
+def test_annotated_variable_has_its_annotation_as_checked_type():
+    t = TensorType((2, 3))
+    assert relay.var("x", t).checked_type is t
+    assert relay.var("f", FuncType([t], t)).checked_type == FuncType([t], t)
+    # Nothing to go by: no annotation, or one with an unknown part.
+    assert not relay.var("y").has_checked_type
+    assert not Var("z", TupleType([IncompleteType(), t])).has_checked_type
+
+
+def test_annotated_variables_are_kept_and_typing_twice_gives_the_same_program():
+    x = relay.var("x", shape=(3,))
+    y = relay.var("y", shape=(3,))
+    t = relay.var("t")
+    expr = Let(t, relay.add(x, y), relay.multiply(t, x))
+    once = infer_type_expr(expr)
+    assert once.value.args[0] is x and once.value.args[1] is y and once.body.args[1] is x
+    # The unannotated %t becomes a copy annotated with its type; typing again keeps it.
+    assert once.var is not t and once.var.type_annotation == TensorType((3,))
+    twice = infer_type_expr(once)
+    assert twice.var is once.var
+    relaypass.ir.assert_structural_equal(twice, once)
+    relaypass.ir.assert_structural_equal(infer_type_expr(expr), once)
+
+
+def test_variable_whose_type_is_not_its_annotation_is_a_copy():
+    # A let's Any unified with the value's own Any elsewhere: the variable's type differs.
+    x = relay.var("x", TensorType([Any(), 4]))
+    v = relay.var("v", TensorType([3, Any()]))
+    f = infer_main(Function([x], Let(v, x, v)))
+    assert f.params[0] is x
+    assert f.body.var is not v and f.body.body is f.body.var
+    assert f.body.var.type_annotation == TensorType([3, Any()])
+    assert f.body.var.checked_type == TensorType([Any(), Any()])
+
+
+def test_type_comments_on_variables_only_once_typed():
+    x = relay.var("x", shape=(2,))
+    f = Function([x], relay.nn.relu(x))
+    assert "/* ty=" not in f.astext() and "/* ty=" not in relay.nn.relu(x).astext()
+    typed = infer_main(f).astext()
+    assert "%x: Tensor[(2), float32] /* ty=Tensor[(2), float32] */" in typed
+    free = infer_type_expr(relay.nn.relu(x)).astext()
+    assert "free_var %x: Tensor[(2), float32] /* ty=Tensor[(2), float32] */;" in free
+
+
+# --- dtypes as Relay types them -----------------------------------------------------------
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf"])
+def test_math_functions_type_any_dtype(name):
+    # Relay's IdentityRel: the result has the argument's type, whatever its dtype.
+    i = relay.var("i", shape=(2,), dtype="int32")
+    f = infer_main(Function([i], getattr(relay, name)(i)))
+    assert f.ret_type == TensorType((2,), "int32")
+
+
+def test_bfloat16_types_and_casts():
+    x = relay.var("x", shape=(4,), dtype="bfloat16")
+    f = infer_main(Function([x], relay.cast(relay.clip(x, 0.0, 1.0), "float32")))
+    assert f.checked_type == FuncType([TensorType((4,), "bfloat16")], TensorType((4,)))
+    y = relay.var("y", shape=(4,))
+    mod = infer_type_module(IRModule({"main": Function([y], relay.cast(y, "bfloat16"))}))
+    assert mod["main"].ret_type.dtype == "bfloat16"
+    text = mod.astext()
+    assert 'cast(%y, dtype="bfloat16") /* ty=Tensor[(4), bfloat16] */' in text
+    relaypass.ir.assert_structural_equal(relaypass.parse(text), mod)
+
+
+def test_bfloat16_data_needs_ml_dtypes(monkeypatch):
+    from relaypass.errors import EvaluationError
+    from relaypass.ir.dtype import UnsupportedDtypeError, numpy_dtype
+
+    y = relay.var("y", shape=(2,))
+    f = Function([y], relay.cast(relay.cast(y, "bfloat16"), "float32"))
+    data = np.array([1.0, 0.1], "float32")
+    pytest.importorskip("ml_dtypes")
+    out = relay.create_executor().evaluate(f)(data).numpy()
+    np.testing.assert_allclose(out, data, rtol=1e-2)
+    monkeypatch.setitem(__import__("sys").modules, "ml_dtypes", None)  # as if not installed
+    with pytest.raises(UnsupportedDtypeError, match="bfloat16 data needs the ml_dtypes package"):
+        numpy_dtype("bfloat16")
+    with pytest.raises(EvaluationError, match="ml_dtypes"):
+        relay.create_executor().evaluate(f)(data)
+
+
+def test_argmax_indices_have_the_dtype_of_the_dims():
+    x = relay.var("x", shape=(2, 3))
+    wide = relay.broadcast_to(x, relay.const([2, 3], "int64"))
+    mod = infer_type_module(IRModule({"main": Function([x], relay.argmax(wide, axis=[1]))}))
+    f = mod["main"]
+    assert f.ret_type == TensorType((2,), "int64")
+    assert [d.dtype for d in f.body.args[0].checked_type.shape] == ["int64", "int64"]
+    # The int64 shape survives the text format (``2i64``), as in TVM.
+    assert "shape=[2i64, 3i64]" in mod.astext()
+    assert relaypass.parse(mod.astext())["main"].ret_type == TensorType((2,), "int64")
+    assert infer_main(Function([x], relay.argmin(x, axis=[0]))).ret_type.dtype == "int32"
 
 
 # --- scale: no recursion along dataflow or let chains ----------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from relaypass import nd as tvm_nd
 from relaypass import relay
 from relaypass.errors import EvaluationError, RelayPassError
 from relaypass.interp import Closure, Interpreter, RefValue
+from relaypass.interp import interpreter as interpreter_module
 from relaypass.ir import Span
 from relaypass.ir.op import register_op
 from relaypass.ir.types import TensorType
@@ -341,12 +343,39 @@ def test_if_with_a_non_boolean_condition_is_an_error():
         Interpreter().evaluate(relay.If(relay.const(1.0), relay.const(1.0), relay.const(2.0)))
 
 
-def test_infinite_recursion_is_an_evaluation_error():
+def test_non_tail_recursion_100000_deep_without_raising_the_recursion_limit():
+    # The naive sum: each call waits for the next one's result (n + f(n - 1)).
+    mod = relay.parse("""
+        def @sum(%n: int64) -> int64 {
+          if (%n == 0i64) { 0i64 } else { %n + @sum(%n - 1i64) }
+        }
+    """)
+    limit = sys.getrecursionlimit()
+    f = Interpreter(mod=mod).evaluate(mod.get_global_var("sum"))
+    assert f(100_000) == 100_000 * 100_001 // 2
+    assert sys.getrecursionlimit() == limit
+    assert f(3) == 6  # the executor keeps working afterwards, on the calling thread again
+
+
+def test_deep_recursion_inside_a_let_bound_closure_and_an_if_condition():
+    # Non-tail calls reached through an If's condition and a closure, not only through
+    # a call's arguments: every nested evaluation counts.
+    mod = relay.parse("""
+        def @even(%n: int32) -> bool {
+          if (%n == 0) { True } else { if (@even(%n - 1)) { False } else { True } }
+        }
+    """)
+    assert bool(Interpreter(mod=mod).evaluate(mod.get_global_var("even"))(20_001)) is False
+
+
+def test_infinite_recursion_is_an_evaluation_error(monkeypatch):
+    # The bound on nesting is lowered so that the runaway stops quickly.
+    monkeypatch.setattr(interpreter_module, "MAX_NESTED_CALLS", 5_000)
     mod = relay.IRModule()
     f = relay.GlobalVar("f")
     n = _scalar("n")
     mod[f] = relay.Function([n], relay.add(n, f(n)))
-    with pytest.raises(EvaluationError, match="recursion limit"):
+    with pytest.raises(EvaluationError, match="recursion limit: the program nests more than"):
         Interpreter(mod=mod).evaluate(f)(1.0)
 
 

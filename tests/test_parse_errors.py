@@ -68,7 +68,8 @@ CASES = [
     ("metadata not npy", HEAD + "  add(%x, meta[relay.Constant][0])\n}\n" + metadata('"aGVsbG8="'),
      7, 5, "metadata relay.Constant[0] is not base64 of .npy bytes"),
     ("metadata bad json", HEAD + "  %x\n}\n" + metadata('"abc",'),
-     8, 3, "bad metadata section: Expecting value"),
+     8, 3, "bad metadata section: expecting a string (base64 of .npy bytes) for relay.Constant[1] "
+     "but found ']'"),
     ("duplicate parameter", "def @main(%x: float32, %x: float32) { %x }\n",
      1, 24, "duplicate parameter %x"),
     ("temporary defined twice", HEAD + "  %0 = add(%x, %x);\n  %0 = add(%0, %x);\n  %0\n}\n",

@@ -207,6 +207,68 @@ def test_typing_a_result_that_changed_nothing_is_reported_not_computed():
     assert same(_module())["main"].has_checked_type
 
 
+def _caller_and_callees():
+    """@main calls @double; @other stands alone; all typed."""
+    mod = _module("double", "other")
+    x = relay.var("x", shape=(3,))
+    mod["main"] = relay.Function([x], relay.Call(mod.get_global_var("double"), [x]))
+    return get_pass("InferType")(mod)
+
+
+def _rewrite_only(name, body):
+    """A function pass that rewrites only function ``name``, to ``body(param)``."""
+
+    def rewrite(func, mod, ctx):
+        if func is not mod[name]:
+            return func
+        x = relay.var("x", shape=func.params[0].type_annotation.shape)
+        return relay.Function([x], body(x))
+
+    return function_pass(rewrite, opt_level=0, name=f"Rewrite_{name}")
+
+
+def test_only_the_changed_functions_are_typed_again():
+    typed = _caller_and_callees()
+    out = _rewrite_only("double", lambda x: relay.multiply(x, relay.const(2.0)))(typed)
+    assert out["double"].has_checked_type and out["double"].body.has_checked_type
+    # The functions the pass kept were typed already: they are the very same objects.
+    assert out["main"] is typed["main"] and out["other"] is typed["other"]
+    # What full typing would have made of the result.
+    assert_structural_equal(out, get_pass("InferType")(out))
+
+
+def test_a_function_returned_typed_with_its_type_is_kept_as_returned():
+    typed = _caller_and_callees()
+    returned = []
+
+    def mark(func, mod, ctx):
+        returned.append(func.with_attr("Marked", 1))  # a typed copy: same typed body
+        return returned[-1]
+
+    out = function_pass(mark, opt_level=0, name="Mark")(typed)
+    assert [out[gv] for gv in out.get_global_vars()] == returned
+
+
+def test_a_changed_function_type_is_checked_against_its_callers():
+    typed = _caller_and_callees()
+    # @double now returns a (2, 3) tensor, but typed @main declares that it returns (3,):
+    # the whole module is typed again, and the caller is found ill-typed, as by Relay.
+    wider = _rewrite_only("double", lambda x: relay.stack([x, x], axis=0))
+    with pytest.raises(TypeInferenceError, match="in @main: the function body has type"):
+        wider(typed)
+
+
+def test_a_function_added_by_a_function_pass_is_typed_too():
+    def adds_a_global(func, mod, ctx):
+        if "added" not in mod:
+            mod["added"] = _func()
+        return func
+
+    typed = _caller_and_callees()
+    out = function_pass(adds_a_global, opt_level=0, name="AddsAGlobal")(typed)
+    assert out["added"].has_checked_type
+
+
 def test_a_required_type_inference_runs_again_after_a_function_pass():
     # As in Relay: the InferType a function pass ends with is its own; a pass that
     # requires InferType still gets it run before itself.
@@ -250,6 +312,45 @@ def test_a_typing_pass_that_is_a_function_pass_does_not_type_itself(registered):
     registered(typer, role="type-inference", override=True)
     out = function_pass(lambda f, m, c: f, opt_level=0, name="user")(_module())
     assert len(calls) == 1 and "main" in out  # the user pass's typing ran it once, no more
+
+
+def _edits_its_argument(mod, ctx):
+    """Relay code for TVM's mutable IRModule: replaces main, adds a function, returns its argument."""
+    mod["main"] = _func("y")
+    mod.update_func(mod.get_global_var("main"), mod["main"])
+    mod["extra"] = _func("z")
+    return mod
+
+
+@pytest.mark.parametrize("instrumented", [False, True])
+def test_a_module_pass_editing_its_argument_leaves_the_callers_module_unchanged(instrumented):
+    edit = module_pass(_edits_its_argument, opt_level=0, name="EditsItsArgument")
+    mod = _module("main", "other")
+    before, attrs = dict(mod.functions), mod.attrs
+    with PassContext(instruments=[_names_seen()] if instrumented else None):
+        alone = edit(mod)
+        in_sequence = Sequential([edit, edit])(mod)
+    assert dict(mod.functions) == before and mod.attrs is attrs and "extra" not in mod
+    for out in (alone, in_sequence):
+        assert out is not mod and "extra" in out and out["main"] is not before[mod.get_global_var("main")]
+        assert out["other"] is before[mod.get_global_var("other")]
+
+
+def test_handed_modules_name_the_module_pass_that_edited_its_argument():
+    from relaypass.transform.passes import watch_handed_modules
+
+    edit = module_pass(_edits_its_argument, opt_level=0, name="EditsItsArgument")
+    copies = module_pass(lambda mod, ctx: _edits_its_argument(mod.shallow_copy(), ctx), opt_level=0,
+                         name="EditsACopy")
+    with watch_handed_modules() as handed:
+        Sequential([copies, edit, get_pass("InferType")])(_module())
+    # EditsACopy made @extra; EditsItsArgument, handed that module, binds both names again.
+    assert [(p.info.name, what) for p, what in handed.edits()] == [
+        ("EditsItsArgument", "rebound @main, @extra")
+    ]
+    # Outside the ``with``, nothing is recorded.
+    edit(_module())
+    assert len(handed.runs) == 3
 
 
 def test_module_pass_result_must_be_a_module():

@@ -410,6 +410,41 @@ def test_out_of_scope_names_listed_separately(capsys, monkeypatch, tmp_path):
     assert "1 name not provided by relaypass, 1 out of scope" in err
 
 
+def test_a_function_that_only_raises_is_listed_out_of_scope():
+    # relay.quantize.quantize exists (a file that imports it still imports) but only raises
+    # RelayCompatError; realize is a name whose lookup raises it.  Both are listed, each
+    # message said once (not "X is out of scope for relaypass: X is out of scope ...").
+    lines = findings("""\
+        from tvm import relay
+        from tvm.relay.quantize import qconfig, quantize
+        with qconfig(nbit_input=8):
+            relay.quantize.realize()
+        """)
+    assert [line.split(": automatic", 1)[0] for line in lines] == [
+        "f.py:2: tvm.relay.quantize.quantize is out of scope for relaypass",
+        "f.py:4: tvm.relay.quantize.realize is out of scope for relaypass",
+    ]
+    assert all(line.count("out of scope for relaypass") == 1 for line in lines)
+    assert all(line.endswith("(see docs/coming-from-relay.md#out-of-scope)") for line in lines)
+
+
+def test_the_names_a_pass_imports_from_relay_modules_are_provided():
+    # TVM's module tree as pass code reaches it: relay.expr, relay.function,
+    # relay.analysis.feature, relay.quantize's configuration, the text format's names.
+    assert findings("""\
+        import tvm
+        from tvm import relay
+        from tvm.relay import expr as _expr
+        from tvm.relay.analysis import Feature, detect_feature
+        from tvm.relay.analysis.feature import Feature as F
+        from tvm.relay.expr import Call, TupleWrapper, bind
+        from tvm.relay.function import Function
+        from tvm.relay.quantize import QConfig, current_qconfig, qconfig
+        relay.expr.Constant, relay.parse, relay.fromtext, tvm.IRModule.same_as
+        relay.analysis.feature.Feature.fLet
+        """) == []
+
+
 def test_the_file_is_never_executed(capsys, tmp_path):
     marker = tmp_path / "ran"
     path = write(tmp_path, "evil.py", f"""\

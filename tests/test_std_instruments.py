@@ -123,9 +123,10 @@ def test_standard_instruments_are_registered_plugins(tmp_path):
             'name = "PassTimingInstrument"\n'
             "[[instruments]]\n"
             'name = "DumpIR"\n'
-            f"options = {{ dir = {str(dumps)!r}, passes = [] }}\n"
+            'options = { dir = "dumps", passes = [] }\n'
         )
-        pipeline = load_pipeline(str(path))
+        # A pipeline file writes inside the output folder it is loaded for.
+        pipeline = load_pipeline(str(path), out_dir=tmp_path)
         timing = pipeline.instruments[0]
         with pipeline.context():  # the profile is read before the context exits (as in TVM)
             pipeline.sequential(make_module())

@@ -33,7 +33,9 @@ class _Package(types.ModuleType):
     loaded, however it was imported; that is when the aliases become its
     attributes and import targets (``from relaypass.ir.transform import
     module_pass`` imports the IR first, then finds them).  ``import relaypass``
-    stays free of the IR and numpy.
+    stays free of the IR and numpy.  When ``relaypass.dataflow_pattern`` is bound, it
+    gets type inference (``InferTypeLocal`` and the pass of role "type-inference"),
+    which its type patterns and ``require_type`` callbacks need and which sits above it.
     """
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -42,11 +44,20 @@ class _Package(types.ModuleType):
             for alias, module in _IR_ALIASES.items():
                 setattr(value, alias, module)
                 sys.modules.setdefault(f"relaypass.ir.{alias}", module)
+        elif name == "dataflow_pattern":
+            # Type patterns and require_type callbacks type through the pass registry,
+            # which sits above the pattern room (relaypass.dataflow_pattern.type_inference).
+            from .transform.infer_type_local import InferTypeLocal
+
+            value.connect(InferTypeLocal, lambda: _transform.get_pass_by_role("type-inference"))
 
 
 sys.modules[__name__].__class__ = _Package
 if "relaypass.ir" in sys.modules:
     _Package.__setattr__(sys.modules[__name__], "ir", sys.modules["relaypass.ir"])
+if "relaypass.dataflow_pattern" in sys.modules:
+    _Package.__setattr__(sys.modules[__name__], "dataflow_pattern",
+                         sys.modules["relaypass.dataflow_pattern"])
 
 __version__ = _metadata.version("relaypass")
 

@@ -14,9 +14,13 @@ Relay's algorithm (``dead_code.cc``) in three steps:
 Counting follows Relay's visitor, which looks at a shared node at most twice
 (the counts that decide are 0, 1 and "many"), with one fix: a let reached a
 second time through a shared node keeps the counts of its variables, where
-Relay resets them and may then drop a binding that is still used.  Unlike
-Relay's, this pass needs no types: :mod:`.purity` tells functions from data
-without them.  Everything runs on explicit stacks and loops: a
+Relay resets them and may then drop a binding that is still used.
+
+The pass is declared as Relay declares it: a module pass (the purity of a
+global function is a fact about the whole module), opt_level 1, requiring
+InferType.  The functions here need no types (:mod:`.purity` tells
+functions from data without them), so :func:`dead_code_elimination` works
+on untyped programs too.  Everything runs on explicit stacks and loops: a
 100,000-binding let chain is fine.
 """
 
@@ -38,7 +42,7 @@ from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.transform import pass_constructor
 
-__all__ = ["DeadCodeElimination", "dead_code_elimination"]
+__all__ = ["DeadCodeElimination", "dead_code_elimination", "dead_code_elimination_module"]
 
 _ELIDE = 0
 _INLINE = 1
@@ -186,38 +190,50 @@ def dead_code_elimination(
     return _Eliminator(actions).visit(expr)
 
 
+def dead_code_elimination_module(
+    mod: IRModule, *, inline_once: bool = False, ignore_impurity: bool = False,
+) -> IRModule:
+    """``mod`` with the dead let bindings of every Relay function removed.
+
+    As Relay's module pass: one purity analysis of the whole module serves
+    every function (calls of global functions are as pure as those
+    functions), and every Relay function is processed; other global values
+    are kept.  ``mod`` itself comes back when no function changed, else a
+    new module with ``mod``'s attributes.
+    """
+    analysis = None if ignore_impurity else PurityAnalysis(mod)
+    out: IRModule | None = None
+    for gv, func in mod.items():
+        if not isinstance(func, Function):
+            continue
+        new = dead_code_elimination(
+            func, mod, inline_once=inline_once, ignore_impurity=ignore_impurity,
+            purity=analysis,
+        )
+        if new is not func:
+            if out is None:
+                out = mod.copy()
+            out.add(gv, new, update=True)
+    return mod if out is None else out
+
+
 def _dead_code_elimination_factory(
     *, inline_once: bool, ignore_impurity: bool,
-) -> Callable[[Function, IRModule, object], Function]:
+) -> Callable[[IRModule, object], IRModule]:
     """DeadCodeElimination's transformation, with Relay's options: the manifest's factory.
 
-    The pass is :data:`DeadCodeElimination`.  The options' defaults are the
-    manifest's: the registry gives every declared option.
+    The pass is :data:`DeadCodeElimination`, a module pass as in Relay (the
+    purity of a global function is a fact about the whole module).  The
+    options' defaults are the manifest's: the registry gives every declared
+    option.
     """
 
-    class _DeadCodeElimination:
-        """Shares one purity analysis of the module between the functions of one run."""
+    def transform(mod: IRModule, ctx: object) -> IRModule:
+        return dead_code_elimination_module(
+            mod, inline_once=inline_once, ignore_impurity=ignore_impurity,
+        )
 
-        def __init__(self) -> None:
-            self._cached: tuple[IRModule, list, PurityAnalysis] | None = None
-
-        def _analysis(self, mod: IRModule) -> PurityAnalysis:
-            snapshot = list(mod.functions.items())
-            cached = self._cached
-            if (
-                cached is None or cached[0] is not mod or len(cached[1]) != len(snapshot)
-                or any(a[0] is not b[0] or a[1] is not b[1] for a, b in zip(cached[1], snapshot))
-            ):
-                cached = self._cached = (mod, snapshot, PurityAnalysis(mod))
-            return cached[2]
-
-        def transform_function(self, func: Function, mod: IRModule, ctx: object) -> Function:
-            return dead_code_elimination(
-                func, mod, inline_once=inline_once, ignore_impurity=ignore_impurity,
-                purity=None if ignore_impurity else self._analysis(mod),
-            )
-
-    return _DeadCodeElimination().transform_function
+    return transform
 
 
 #: The DeadCodeElimination pass, the one ``relay.transform.DeadCodeElimination`` builds;

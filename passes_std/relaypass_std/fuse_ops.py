@@ -228,7 +228,7 @@ class _Rewriter:
                 info.has_call = True
                 if not attrs.get("TReshapeOp"):
                     info.reshape_only = False
-                call = rebuild(node, (op, *self._arguments(node.args, root, info)))
+                call = node._layout_.rebuild(node, (op, *self._arguments(node.args, root, info)))
                 set_checked_type(call, node.checked_type)
                 new[i] = self._function_call(info, call) if root == i else call
             elif t is Var or t is Constant:
@@ -241,7 +241,7 @@ class _Rewriter:
                 info = groups.get(root)
                 if info is None:
                     info = groups[root] = _GroupFunction()
-                tup = rebuild(node, self._arguments(node.fields, root, info))
+                tup = node._layout_.rebuild(node, self._arguments(node.fields, root, info))
                 new[i] = set_checked_type(tup, node.checked_type)
             elif t is TupleGetItem:
                 new[i] = self._tuple_getitem(i, node)

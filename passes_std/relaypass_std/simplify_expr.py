@@ -132,6 +132,10 @@ def _dtype_range(dtype: str) -> tuple[float, float]:
     if code == 2:
         finfo = np.finfo(dtype)
         return float(finfo.min), float(finfo.max)
+    if code == 4:
+        # TVM gives bfloat16 the limits of float32 (same exponent range).
+        finfo = np.finfo(np.float32)
+        return float(finfo.min), float(finfo.max)
     return 0.0, 0.0
 
 

@@ -21,6 +21,7 @@ so 100,000 nested lets are fine.
 from __future__ import annotations
 
 from collections.abc import Callable
+from weakref import WeakKeyDictionary
 
 from relaypass.analysis.purity import PurityAnalysis
 from relaypass.functor import MixedModeMutator
@@ -72,28 +73,24 @@ def to_graph_normal_form(expr: Expr, mod: IRModule | None = None) -> Expr:
     return _GraphNormalForm(analysis.let_purity(expr)).visit(expr)
 
 
-def to_graph_normal_form_module(mod: IRModule) -> IRModule:
-    """A copy of ``mod`` with every Relay function in graph normal form.
-
-    Functions handed to an external compiler (a ``Compiler`` attribute) are
-    left as they are.
-    """
-    out = mod.copy()
-    analysis = PurityAnalysis(mod, allocation_is_effect=True)
-    for gv, func in mod.items():
-        if isinstance(func, Function) and not func.attrs.get("Compiler"):
-            out[gv] = _GraphNormalForm(analysis.let_purity(func)).visit(func)
-    return out
-
-
-def _to_graph_normal_form_factory() -> Callable[[IRModule, object], IRModule]:
+def _to_graph_normal_form_factory() -> Callable[[Function, IRModule, object], Function]:
     """ToGraphNormalForm's transformation: the manifest's factory.
 
-    The pass is :data:`ToGraphNormalForm`.
+    The pass is :data:`ToGraphNormalForm`, a function pass as in Relay (the
+    pass manager leaves out functions handed to an external ``Compiler``).
+    One purity analysis serves every function of a run: it is kept, by the
+    module the pass manager hands the function, for as long as that module
+    lives and keeps its functions (the analysis reads a copy, so the cache
+    never keeps the module alive).
     """
+    analyses: WeakKeyDictionary[IRModule, tuple[IRModule, PurityAnalysis]] = WeakKeyDictionary()
 
-    def transform(mod: IRModule, ctx: object) -> IRModule:
-        return to_graph_normal_form_module(mod)
+    def transform(func: Function, mod: IRModule, ctx: object) -> Function:
+        entry = analyses.get(mod)
+        if entry is None or entry[0].functions != mod.functions:
+            seen = mod.copy()
+            entry = analyses[mod] = (seen, PurityAnalysis(seen, allocation_is_effect=True))
+        return _GraphNormalForm(entry[1].let_purity(func)).visit(func)
 
     return transform
 

@@ -3,7 +3,7 @@
 Written as a TVM user writes them; only the import lines differ.  TVM writes
 its programs in the text format (``tvm.relay.parse``, with the ``int``
 shorthand for ``int32``); the same programs are built here with the Python
-API, and one xfail test records what the text route lacks.  Out of scope:
+API, and one test takes the text route.  Out of scope:
 ``test_impure_op`` and ``test_impure_func`` (``memory.alloc_storage`` and
 ``memory.kill`` are not relaypass operators, and their VirtualDevice needs
 targets); the refs test covers effects that DCE must keep.
@@ -92,13 +92,7 @@ def countdown_with_log(dtype):
 
 
 # TVM's program takes the log of an int; the same program on float32 checks the pass itself.
-DATA_DTYPES = [
-    pytest.param("int32", marks=pytest.mark.xfail(
-        reason="relaypass's log operator rejects int32 (TVM's log types any dtype: IdentityRel)",
-        strict=True,
-    )),
-    "float32",
-]
+DATA_DTYPES = ["int32", "float32"]
 
 
 @pytest.mark.parametrize("dtype", DATA_DTYPES)
@@ -192,11 +186,6 @@ def test_complexity():
     optimize_and_check(mod, mod, transform.DeadCodeElimination(inline_once=True))
 
 
-@pytest.mark.xfail(
-    reason="tvm.relay.parse is not in the facade (only relaypass.parse), and the text parser "
-    "lacks TVM's 'int' type shorthand for int32",
-    strict=True,
-)
 def test_dead_let_written_as_text():
     before = """
     #[version = "0.0.5"]
@@ -214,11 +203,6 @@ def test_dead_let_written_as_text():
     optimize_and_check(before, after, transform.DeadCodeElimination())
 
 
-@pytest.mark.xfail(
-    reason="TVM v0.18 declares DeadCodeElimination a module pass (opt_level 1) requiring "
-    "InferType; relaypass-plugin.toml declares a function pass with no required pass",
-    strict=True,
-)
 def test_pass_info_as_tvm_declares_it():
     dce = transform.DeadCodeElimination()
     assert isinstance(dce, tvm.transform.ModulePass)

@@ -445,14 +445,7 @@ def _indexing_case(op_name):
     return before, expected
 
 
-LINK_PARAMS_XFAIL = pytest.mark.xfail(
-    reason="PassContext config key relay.FuseOps.link_params is not declared in the standard "
-    "passes' manifest (relaypass-plugin.toml), so PassContext rejects it",
-    strict=True,
-)
-link_params = tvm.testing.parameter(
-    pytest.param(False, marks=LINK_PARAMS_XFAIL), pytest.param(True, marks=LINK_PARAMS_XFAIL)
-)
+link_params = tvm.testing.parameter(False, True)
 
 
 @pytest.mark.parametrize("op_name", ["take", "gather_nd"])

@@ -12,9 +12,7 @@ that fails to exit clears it and the rest are not exited, and an error in a
 pass or in a pass hook propagates while the context still exits its
 instruments; ``list_configs`` gives each key's TVM type.
 
-Out of scope: the ``AnnotateSpans`` pass (spans from source text; not a
-relaypass pass), replaced where the cases only need some other pass by
-``FoldConstant``; ``tvm.relay.build`` in ``test_instrument_pass_counts`` (code
+Out of scope: ``tvm.relay.build`` in ``test_instrument_pass_counts`` (code
 generation), replaced by a Sequential of standard passes; the
 ``relay.backend.use_auto_scheduler`` key of ``test_list_pass_configs`` (a
 backend's), replaced by ``relay.FuseOps.max_depth``, which TVM declares too.
@@ -41,18 +39,18 @@ def test_pass_timing_instrument():
     tvm.transform.PassContext.current().override_instruments([pass_timing])
 
     mod = get_test_model()
-    mod = tvm.relay.transform.FoldConstant()(mod)
+    mod = tvm.relay.transform.AnnotateSpans()(mod)
     mod = tvm.relay.transform.ToANormalForm()(mod)
     mod = tvm.relay.transform.InferType()(mod)
     profiles = pass_timing.render()
-    assert "FoldConstant" in profiles
+    assert "AnnotateSpans" in profiles
     assert "ToANormalForm" in profiles
     assert "InferType" in profiles
 
     # Taking the instrument off the context ends its profile.
     tvm.transform.PassContext.current().override_instruments(None)
     mod = get_test_model()
-    mod = tvm.relay.transform.FoldConstant()(mod)
+    mod = tvm.relay.transform.AnnotateSpans()(mod)
     mod = tvm.relay.transform.ToANormalForm()(mod)
     mod = tvm.relay.transform.InferType()(mod)
     assert pass_timing.render() == ""
@@ -116,7 +114,7 @@ def test_disable_pass():
 
     custom_pi = CustomPI()
     with tvm.transform.PassContext(instruments=[custom_pi]):
-        mod = tvm.relay.transform.FoldConstant()(get_test_model())
+        mod = tvm.relay.transform.AnnotateSpans()(get_test_model())
         mod = tvm.relay.transform.ToANormalForm()(mod)
         mod = tvm.relay.transform.InferType()(mod)
     assert custom_pi.events == ["InferType"]
@@ -140,9 +138,9 @@ def test_multiple_instrument():
             self.events.append(info.name)
 
     print_pass_name = PrintPassName()
-    instruments = [SkipPass("FoldConstant"), SkipPass("ToANormalForm"), print_pass_name]
+    instruments = [SkipPass("AnnotateSpans"), SkipPass("ToANormalForm"), print_pass_name]
     with tvm.transform.PassContext(instruments=instruments):
-        mod = tvm.relay.transform.FoldConstant()(get_test_model())
+        mod = tvm.relay.transform.AnnotateSpans()(get_test_model())
         mod = tvm.relay.transform.ToANormalForm()(mod)
         mod = tvm.relay.transform.InferType()(mod)
     assert print_pass_name.events == ["InferType"]

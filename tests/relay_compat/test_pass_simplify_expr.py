@@ -23,12 +23,7 @@ from relaypass.relay.testing import run_infer_type, run_opt_pass
 
 
 @pytest.fixture(params=[
-    pytest.param(False, id="as-in-tvm", marks=pytest.mark.xfail(
-        reason="relaypass's InferType gives free variables fresh typed copies (TVM keeps an "
-        "annotated Var and fills its checked_type), so bare expressions typed in two runs "
-        "differ in their free variables",
-        strict=True,
-    )),
+    pytest.param(False, id="as-in-tvm"),
     pytest.param(True, id="map_free_vars"),
 ])
 def map_free_vars(request):
@@ -364,10 +359,6 @@ def test_simplify_cast_clip():
         tvm.ir.assert_structural_equal(after, run_opt_pass(expected, transform.InferType()))
 
 
-@pytest.mark.xfail(
-    reason="dtype 'bfloat16' is not supported by relaypass's types and cast operator",
-    strict=True,
-)
 def test_simplify_cast_clip_bfloat16():
     # A clip on bfloat16 narrower than the dtype's range stays.
     def program():

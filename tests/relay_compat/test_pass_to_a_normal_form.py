@@ -48,10 +48,6 @@ def test_explicit_bound():
     check_eval(anf(), 8.0)
 
 
-@pytest.mark.xfail(
-    reason="relay.analysis.detect_feature / relay.analysis.Feature are not in the facade",
-    strict=True,
-)
 def test_explicit_bound_with_detect_feature():
     from relaypass.relay.analysis import Feature, detect_feature
 

@@ -1,11 +1,10 @@
 """ToGraphNormalForm on the cases of TVM v0.18's test_pass_to_graph_normal_form.py.
 
 Written as a TVM user writes them; only the import lines differ.  TVM checks
-for lets with ``detect_feature``; :func:`has_let` stands in for it here and
-one xfail test records that the facade lacks that name.
+for lets with ``detect_feature``; :func:`has_let` checks the same fact by a
+walk of its own, and one test asks ``detect_feature`` itself.
 """
 import numpy as np
-import pytest
 
 import relaypass as tvm
 import relaypass.testing  # noqa: F401
@@ -72,10 +71,6 @@ def test_round_trip():
     check_eval(h, [], 8.0)
 
 
-@pytest.mark.xfail(
-    reason="relay.analysis.detect_feature / relay.analysis.Feature are not in the facade",
-    strict=True,
-)
 def test_implicit_share_with_detect_feature():
     from relaypass.relay.analysis import Feature, detect_feature
 
@@ -85,11 +80,6 @@ def test_implicit_share_with_detect_feature():
     assert Feature.fLet not in detect_feature(g)
 
 
-@pytest.mark.xfail(
-    reason="TVM v0.18 declares ToGraphNormalForm a function pass (opt_level 1); "
-    "relaypass-plugin.toml declares a module pass",
-    strict=True,
-)
 def test_pass_info_as_tvm_declares_it():
     gnf = transform.ToGraphNormalForm()
     assert isinstance(gnf, tvm.transform.FunctionPass)

@@ -7,7 +7,8 @@
 * :mod:`~relaypass.analysis.dominator`: its post-dominator tree;
 * :mod:`~relaypass.analysis.graph_partition`: grouping operators by fusion pattern;
 * :mod:`~relaypass.analysis.binding_scopes`: the scope each subexpression must be bound in;
-* :mod:`~relaypass.analysis.purity`: which expressions and let bindings are free of effects.
+* :mod:`~relaypass.analysis.purity`: which expressions and let bindings are free of effects;
+* :mod:`~relaypass.analysis.feature`: which language features a program uses.
 """
 
 from ..ir.traversal import post_order_visit
@@ -19,9 +20,11 @@ from ..ir.variables import (
     free_type_vars,
     free_vars,
 )
+from .feature import Feature, detect_feature
 from .well_formed import ill_formed_reason, well_formed
 
 __all__ = [
+    "Feature", "detect_feature",
     "all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "free_type_vars", "free_vars",
     "ill_formed_reason", "post_order_visit", "well_formed",
 ]

@@ -1,519 +1,574 @@
-"""Dataflow patterns and the rewrite driver behind SimplifyExpr, with Relay's matching rules.
+"""Matching a dataflow pattern against an expression, with the rules of TVM's matcher.
 
-Relay writes its expression simplifications as dataflow patterns with a
-callback each (``dataflow_matcher.cc``: ``DFPattern``, ``PatternGrouper``,
-``PatternRewriter``).  What a rewrite produces depends on more than the
-pattern, so those rules are reproduced here:
+The rules (``DFPatternMatcher`` of ``dataflow_matcher.cc``), which decide
+what a rewrite or a partition finds:
 
-Matching (:class:`Matcher`)
-    A pattern node matched once is bound to that expression for the rest of
-    the match (``mul(x, x)`` needs the same node twice); a failed alternative
-    forgets what it bound.  A call pattern whose operator is ``add`` or
-    ``multiply`` also matches with its two arguments swapped.
-Grouping (:func:`find_groups`)
-    Candidate roots are tried from the output of the program towards its
-    inputs (reverse post-order).  A match becomes a *group*: the matched
-    calls, with the expressions matched by wildcards as its inputs.  A group
-    is dropped when one of its calls already belongs to another group, or
-    when a call inside it (not its root) is also used outside it, unless that
-    use flows only into the group's root (the root post-dominates it).
-Rewriting (:func:`rewrite_patterns`)
-    Each rewrite runs over the whole function in post-order; at the root of
-    a group its callback gets the original root (``pre``, typed), the root
-    rebuilt from rewritten children (``post``) and the match.  A node rebuilt
-    only because a child changed keeps its original type, as Relay's
-    copy-on-write rebuild does.  The rewrites run in order, each on a typed
-    program (InferType runs again after a rewrite changed something), and
-    the whole list is repeated until a round changes nothing.  Rewrites that
-    undo each other never get there: after :data:`MAX_ROUNDS` rounds that
-    is a :class:`RewriteLimitError`.  Relay's limit is 100 runs of single
-    rewrites, which with its 24 simplifications is reached in the fifth
-    round even by legal programs (``x + x`` doubled nine times needs more
-    rounds, each halving a chain of multiplications); counting rounds keeps
-    the guard without that failure.
+* A pattern node, once matched, stays bound to that expression for the
+  rest of the match (``x + x`` needs the same node twice); a failed branch
+  unbinds everything it bound.
+* A call pattern of ``add`` or ``multiply`` also matches its two arguments
+  swapped; ``(a * b) / c`` also matches ``a * (b / c)`` and ``b * (a / c)``,
+  and ``a * (b / c)`` matches ``(a * b) / c``.
+* An attribute pattern reads an operator's registered attributes, a call's
+  attributes or a function's; type, dtype and shape patterns type the
+  expression when it has no type yet (:mod:`.type_inference`).
+* ``dominates(parent, path, child)``: the child matches; every input of it
+  (not the callee, not a variable or constant input of a call), followed
+  towards the program's inputs, reaches the one node matching ``parent``
+  through nodes matching ``path``; and the child post-dominates that parent.
 
-Relay's pattern language has more (dominator, function, type and shape
-patterns, and a divide/multiply reassociation); only what SimplifyExpr's
-rewrites use is here.  Traversals use explicit stacks or the non-recursive
-functors: any length of dataflow is fine.
+Cost: a match visits each (pattern node, expression) pair a bounded number of
+times, and a dominator's path walk visits each node once (a node already
+found on the path is not walked again), so a fixed pattern tried at every
+node of a program costs time linear in the program.  The matcher recurses
+along the pattern, not the program, except through self-referencing patterns
+(``redirect_to``) and long dominator paths; a match that gets that deep is
+run again on a thread with a large stack (:mod:`relaypass.deep_recursion`),
+so any depth of program is fine.
+
+:class:`DFPatternMatcher` can also keep the deepest failure it met, which is
+what :func:`~relaypass.dataflow_pattern.explain.explain_match` reports.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from relaypass.errors import RelayPassError
-from relaypass.functor import ExprMutator, MixedModeMutator, post_order_visit
+from relaypass.deep_recursion import run_deep, state
 from relaypass.ir.expr import (
     Call,
     Constant,
     Expr,
     Function,
+    If,
     Let,
-    children,
-    set_checked_type,
+    Tuple,
+    TupleGetItem,
+    Var,
 )
 from relaypass.ir.op import Op
 from relaypass.ir.structural import structural_equal
+from relaypass.ir.summary import short_text
+from relaypass.ir.types import TensorType
 
-__all__ = [
-    "AltPattern", "CallPattern", "ConstantPattern", "DataflowGraph", "MAX_ROUNDS", "Match",
-    "Matcher", "OpAttrPattern", "OpPattern", "Pattern", "Rewrite", "RewriteLimitError",
-    "Wildcard", "find_groups", "rewrite_patterns",
-]
+from .graph import IndexedGraph
+from .pattern import (
+    AltPattern,
+    AttrPattern,
+    CallPattern,
+    ConstantPattern,
+    DataTypePattern,
+    DFPattern,
+    DominatorPattern,
+    ExprPattern,
+    FunctionPattern,
+    IfPattern,
+    LetPattern,
+    PatternBuildError,
+    ShapePattern,
+    TupleGetItemPattern,
+    TuplePattern,
+    TypePattern,
+    VarPattern,
+    WildcardPattern,
+    _need_pattern,
+    slots,
+)
+from .type_inference import type_of
 
-MAX_ROUNDS = 100
-"""Rounds of all rewrites before concluding that some of them undo each other."""
+__all__ = ["DFPatternMatcher", "Failure", "match", "run_deep_if_needed"]
+
+T = TypeVar("T")
+
+DEEP_MATCH = 120
+"""Nesting of pattern visits after which a match moves to a thread with a large stack."""
 
 
-class RewriteLimitError(RelayPassError):
-    """The rewrites did not reach a fixed point: some of them undo each other."""
+class _TooDeep(Exception):
+    """Raised by a match that needs more stack than the calling thread has."""
 
 
-# --- patterns -----------------------------------------------------------------------------
+def run_deep_if_needed(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)``, run again on a large-stack thread if a match in it got too deep.
 
-
-class Pattern:
-    """A node of a dataflow pattern; ``p(a, b)`` is a call pattern, ``p | q`` an alternative.
-
-    ``names``: the operators a matching expression must be a call of (None:
-    no such constraint), checked before anything else so that most
-    candidates are rejected at once.
+    ``fn`` must have no effect outside itself before its matches finish
+    (matching and grouping have none), since it may run twice.
     """
-
-    __slots__ = ("names",)
-
-    def __init__(self) -> None:
-        self.names: frozenset[str] | None = None
-
-    def __call__(self, *args: Pattern) -> CallPattern:
-        return CallPattern(self, list(args))
-
-    def __or__(self, other: Pattern) -> AltPattern:
-        return AltPattern(self, other)
-
-    def __add__(self, other: Pattern) -> CallPattern:
-        return CallPattern(OpPattern("add"), [self, other])
-
-    def __mul__(self, other: Pattern) -> CallPattern:
-        return CallPattern(OpPattern("multiply"), [self, other])
-
-    def match(self, m: Matcher, expr: Expr) -> bool:
-        raise NotImplementedError
+    try:
+        return fn(*args)
+    except _TooDeep:
+        return run_deep(fn, *args)
 
 
-class Wildcard(Pattern):
-    """Any expression; what it matches is an input of the group."""
+class Failure:
+    """Where a match failed: the sub-pattern, the node it was tried on and why."""
 
-    __slots__ = ()
+    __slots__ = ("kind", "pattern", "expr", "detail", "depth", "bound")
 
-    def match(self, m: Matcher, expr: Expr) -> bool:
-        return True
-
-
-class ConstantPattern(Pattern):
-    """A Constant node."""
-
-    __slots__ = ()
-
-    def match(self, m: Matcher, expr: Expr) -> bool:
-        return type(expr) is Constant
+    def __init__(self, kind: str, pattern: DFPattern, expr: Expr, detail: str, depth: int,
+                 bound: dict[DFPattern, list[Expr]]) -> None:
+        self.kind = kind
+        self.pattern = pattern
+        self.expr = expr
+        self.detail = detail
+        self.depth = depth
+        self.bound = bound
 
 
-class OpPattern(Pattern):
-    """The operator named ``name`` (Relay's ``IsOp``)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-
-    def match(self, m: Matcher, expr: Expr) -> bool:
-        return type(expr) is Op and expr.name == self.name
+_REASSOCIATING = ("divide", "multiply")
+"""Call patterns that may match a call of another operator (TVM's reassociation)."""
 
 
-class OpAttrPattern(Pattern):
-    """Any operator whose registered attribute ``key`` equals ``value`` (``HasAttr``)."""
-
-    __slots__ = ("key", "value")
-
-    def __init__(self, key: str, value: object) -> None:
-        super().__init__()
-        self.key = key
-        self.value = value
-
-    def match(self, m: Matcher, expr: Expr) -> bool:
-        return self.accepts(expr)
-
-    def accepts(self, expr: Expr) -> bool:
-        return type(expr) is Op and expr.has_attr(self.key) and expr.get_attr(self.key) == self.value
-
-
-class CallPattern(Pattern):
-    """A call whose callee matches ``op`` and whose arguments match ``args`` (None: any).
-
-    With ``add`` or ``multiply`` as the callee, the two arguments also match
-    the other way round, as in Relay.
-    """
-
-    __slots__ = ("op", "args", "_callee_by_name", "_commutative")
-
-    def __init__(self, op: Pattern, args: list[Pattern] | None) -> None:
-        super().__init__()
-        self.op = op
-        self.args = args
-        self.names = _callee_names(op)
-        # The callee is decided by its name alone: checking ``names`` is the whole match.
-        self._callee_by_name = _decided_by_name(op)
-        self._commutative = type(op) is OpPattern and op.name in ("add", "multiply")
-
-    def match(self, m: Matcher, expr: Expr) -> bool:
-        if type(expr) is not Call:
-            return False
-        if not self._callee_by_name and not m.visit(self.op, expr.op):
-            return False
-        args = self.args
-        if args is None:
-            return True
-        if m.match_args(args, expr.args):
-            return True
-        if self._commutative and len(args) == 2:
-            return m.match_args((args[1], args[0]), expr.args)
-        return False
-
-
-class AltPattern(Pattern):
-    """``left``, or else ``right``."""
-
-    __slots__ = ("left", "right")
-
-    def __init__(self, left: Pattern, right: Pattern) -> None:
-        super().__init__()
-        self.left = left
-        self.right = right
-        if left.names is not None and right.names is not None:
-            self.names = left.names | right.names
-
-    def match(self, m: Matcher, expr: Expr) -> bool:
-        return m.visit(self.left, expr) or m.visit(self.right, expr)
-
-
-def _callee_names(pattern: Pattern) -> frozenset[str] | None:
-    if isinstance(pattern, OpPattern):
-        return frozenset({pattern.name})
-    if isinstance(pattern, AltPattern):
-        left, right = _callee_names(pattern.left), _callee_names(pattern.right)
-        return None if left is None or right is None else left | right
-    if isinstance(pattern, OpAttrPattern):
-        return frozenset(name for name in Op.list_op_names() if pattern.accepts(Op.get(name)))
+def _op_name(pattern: DFPattern) -> str | None:
+    """The operator a call pattern's callee names, if it is ``is_op(...)``."""
+    if type(pattern) is ExprPattern and type(pattern.expr) is Op:
+        return pattern.expr.name
     return None
 
 
-def _decided_by_name(pattern: Pattern) -> bool:
-    if isinstance(pattern, AltPattern):
-        return _decided_by_name(pattern.left) and _decided_by_name(pattern.right)
-    return isinstance(pattern, (OpPattern, OpAttrPattern))
+def _calls_op(expr: Expr, name: str) -> bool:
+    return type(expr) is Call and type(expr.op) is Op and expr.op.name == name
 
 
-# --- matching -----------------------------------------------------------------------------
-
-
-class Matcher:
-    """Matches a pattern at one expression, recording what every pattern node matched."""
-
-    __slots__ = ("memo", "order")
-
-    def __init__(self) -> None:
-        self.memo: dict[Pattern, list[Expr]] = {}
-        self.order: list[Pattern] = []
-
-    def match(self, pattern: Pattern, expr: Expr) -> bool:
-        self.memo = {}
-        self.order = []
-        return self.visit(pattern, expr)
-
-    def visit(self, pattern: Pattern, expr: Expr) -> bool:
-        names = pattern.names
-        if names is not None:
-            if type(expr) is not Call:
-                return False
-            op = expr.op
-            if type(op) is not Op or op.name not in names:
-                return False
-        memo = self.memo
-        bound = memo.get(pattern)
-        if bound is not None:
-            return bound[0] is expr
-        order = self.order
-        mark = len(order)
-        if pattern.match(self, expr):
-            memo.setdefault(pattern, []).append(expr)
-            order.append(pattern)
-            return True
-        if len(order) > mark:
-            self._forget(mark)
+def _attr_value_equal(expected: Any, actual: Any) -> bool:
+    """TVM's ``MatchRetValue``: numbers, strings and dtypes by value, lists item by item."""
+    if isinstance(expected, tuple):
+        if not isinstance(actual, (tuple, list)) or len(actual) != len(expected):
+            return False
+        return all(_attr_value_equal(e, a) for e, a in zip(expected, actual))
+    if isinstance(expected, str):
+        return not isinstance(actual, (tuple, list)) and actual is not None and (
+            str(actual) == expected)
+    if isinstance(expected, (bool, int, float)):
+        value = getattr(actual, "value", actual)
+        return isinstance(value, (bool, int, float)) and value == expected
+    if actual is expected:
+        return True
+    try:
+        return structural_equal(expected, actual)
+    except Exception:  # values of unrelated kinds: not equal
         return False
 
-    def match_args(self, patterns: Sequence[Pattern], args: Sequence[Expr]) -> bool:
+
+class DFPatternMatcher:
+    """Matches patterns against the nodes of one program (``graph_root``).
+
+    ``memo`` maps each pattern node bound so far to what it matched: what a
+    callback receives as ``node_map``.  ``explain=True`` keeps the deepest
+    failure in ``failure``.
+    """
+
+    def __init__(self, graph_root: Expr, graph: IndexedGraph | None = None,
+                 explain: bool = False) -> None:
+        self._root = graph_root
+        self._graph = graph
+        self.memo: dict[DFPattern, list[Expr]] = {}
+        self._bound_order: list[DFPattern] = []
+        self._memoize = True
+        self._depth = 0
+        self._explain = explain
+        self._quiet = 0
+        self.failure: Failure | None = None
+
+    @property
+    def graph(self) -> IndexedGraph:
+        """The indexed graph of the program, built when a dominator pattern first needs it."""
+        if self._graph is None:
+            self._graph = IndexedGraph(self._root)
+        return self._graph
+
+    def match(self, pattern: DFPattern, expr: Expr) -> bool:
+        """Whether ``expr`` matches ``pattern``; ``memo`` holds the bindings afterwards."""
+        self.memo = {}
+        self._bound_order = []
+        self._memoize = True
+        self._depth = 0
+        self.failure = None
+        return self.visit(pattern, expr)
+
+    # --- the core -------------------------------------------------------------------
+
+    def visit(self, pattern: DFPattern, expr: Expr) -> bool:
+        memo = self.memo
+        if self._memoize:
+            bound = memo.get(pattern)
+            if bound is not None:
+                if bound[0] is expr:
+                    return True
+                self._fail("binding", pattern, expr,
+                           f"this pattern is already bound to {short_text(bound[0], 80)}")
+                return False
+        depth = self._depth = self._depth + 1
+        if depth > DEEP_MATCH and not state.worker:
+            raise _TooDeep  # the whole match runs again elsewhere: no state to restore
+        mark = len(self._bound_order)
+        matched = _VISIT[type(pattern)](self, pattern, expr)
+        self._depth = depth - 1
+        if matched:
+            memo.setdefault(pattern, []).append(expr)
+            self._bound_order.append(pattern)
+        else:
+            self._unbind(mark)
+        return matched
+
+    def _unbind(self, mark: int) -> None:
+        order = self._bound_order
+        if len(order) > mark:
+            memo = self.memo
+            for p in order[mark:]:
+                memo.pop(p, None)
+            del order[mark:]
+
+    def _fail(self, kind: str, pattern: DFPattern, expr: Expr, detail: str,
+              extra_depth: int = 0) -> None:
+        if not self._explain or self._quiet:
+            return
+        depth = self._depth + extra_depth
+        if self.failure is None or depth > self.failure.depth:
+            bound = {p: list(es) for p, es in self.memo.items()}
+            self.failure = Failure(kind, pattern, expr, detail, depth, bound)
+
+    def _args(self, patterns: Sequence[DFPattern] | None, args: Sequence[Expr],
+              mark: int, where: DFPattern, call: Expr) -> bool:
+        if patterns is None:
+            return True
         if len(patterns) != len(args):
+            self._fail("arity", where, call,
+                       f"expected {len(patterns)} arguments, found {len(args)}")
+            self._unbind(mark)
             return False
-        mark = len(self.order)
         for p, a in zip(patterns, args):
             if not self.visit(p, a):
-                if len(self.order) > mark:
-                    self._forget(mark)
+                self._unbind(mark)
                 return False
         return True
 
-    def _forget(self, mark: int) -> None:
-        # As Relay's ClearMap: a pattern bound after the mark loses every binding.
-        for p in self.order[mark:]:
-            self.memo.pop(p, None)
-        del self.order[mark:]
+    # --- one method per pattern kind ------------------------------------------------
 
+    def _alt(self, p: AltPattern, expr: Expr) -> bool:
+        return self.visit(p.left, expr) or self.visit(p.right, expr)
 
-class Match:
-    """What a group matched, for a callback: the original nodes and their rewritten versions."""
+    def _attr(self, p: AttrPattern, expr: Expr) -> bool:
+        if not self.visit(p.pattern, expr):
+            return False
+        kind = type(expr)
+        if kind is Op:
+            for key, want in p.attrs.items():
+                if not expr.has_attr(key):
+                    self._fail("attr", p, expr, f"operator {expr.name} has no attribute {key}")
+                    return False
+                have = expr.get_attr(key)
+                if not _attr_value_equal(want, have):
+                    self._fail("attr", p, expr,
+                               f"operator attribute {key} is {have!r}, expected {want!r}")
+                    return False
+            return True
+        if kind is Call:
+            attrs = expr.attrs
+            for key, want in p.attrs.items():
+                if attrs is None or key not in attrs:
+                    self._fail("attr", p, expr, f"the call has no attribute {key}")
+                    return False
+                if not _attr_value_equal(want, attrs[key]):
+                    self._fail("attr", p, expr,
+                               f"attribute {key} is {attrs[key]!r}, expected {want!r}")
+                    return False
+            return True
+        if kind is Function:
+            attrs = expr.attrs
+            for key, want in p.attrs.items():
+                if key not in attrs:
+                    self._fail("attr", p, expr, f"the function has no attribute {key}")
+                    return False
+                have = attrs[key]
+                if not (have == want or _attr_value_equal(want, have)):
+                    self._fail("attr", p, expr,
+                               f"function attribute {key} is {have!r}, expected {want!r}")
+                    return False
+            return True
+        self._fail("attr", p, expr,
+                   f"a {kind.__name__} carries no attributes (only operators, calls, functions)")
+        return False
 
-    __slots__ = ("nodes", "_rewritten")
+    def _call(self, p: CallPattern, expr: Expr) -> bool:
+        if type(expr) is not Call:
+            self._fail("kind", p, expr, f"expected a call, found a {type(expr).__name__}")
+            return False
+        mark = len(self._bound_order)
+        op_name = _op_name(p.op)
+        callee = expr.op
+        if (op_name is not None and type(callee) is Op and callee.name != op_name
+                and op_name not in _REASSOCIATING):
+            # Another operator: what visiting the callee pattern would conclude, at once.
+            self._fail("op", p, expr, f"expected a call of {op_name}, found {callee.name}")
+            return False
+        if self.visit(p.op, callee):
+            mark2 = len(self._bound_order)
+            if self._args(p.args, expr.args, mark2, p, expr):
+                return True
+            if op_name in ("add", "multiply") and p.args is not None:
+                return self._args(p.args[::-1], expr.args, mark2, p, expr)
+            return False
+        self._unbind(mark)
+        if op_name is not None and type(expr.op) is Op:
+            self._fail("op", p, expr, f"expected a call of {op_name}, found {expr.op.name}")
+        else:
+            self._fail("op", p, expr, "the callee does not match")
+        return self._reassociated(p, op_name, expr, mark)
 
-    def __init__(self, nodes: dict[Pattern, list[Expr]], rewritten: dict[Expr, Expr]) -> None:
-        self.nodes = nodes
-        self._rewritten = rewritten
+    def _reassociated(self, p: CallPattern, op_name: str | None, expr: Call, mark: int) -> bool:
+        """TVM's divide/multiply reassociation, tried when the callee did not match."""
+        args = p.args
+        if args is None or len(args) != 2 or len(expr.args) != 2:
+            return False
+        if op_name == "divide":
+            inner = args[0]
+            if (type(inner) is CallPattern and _op_name(inner.op) == "multiply"
+                    and inner.args is not None and len(inner.args) == 2
+                    and _calls_op(expr, "multiply")
+                    and (_calls_op(expr.args[0], "divide") or _calls_op(expr.args[1], "divide"))):
+                for k in (0, 1):
+                    div = CallPattern(p.op, [inner.args[k], args[1]])
+                    mul = CallPattern(inner.op, [inner.args[1 - k], div])
+                    if self.visit(mul, expr):
+                        return True
+                    self._unbind(mark)
+            return False
+        if op_name == "multiply":
+            for k in (0, 1):
+                inner = args[k]
+                if (type(inner) is CallPattern and _op_name(inner.op) == "divide"
+                        and inner.args is not None and len(inner.args) == 2
+                        and _calls_op(expr, "divide")
+                        and (_calls_op(expr.args[0], "multiply")
+                             or _calls_op(expr.args[1], "multiply"))):
+                    mul = CallPattern(p.op, [inner.args[0], args[1 - k]])
+                    div = CallPattern(inner.op, [mul, inner.args[1]])
+                    return self.visit(div, expr)
+        return False
 
-    def __contains__(self, pattern: Pattern) -> bool:
-        return pattern in self.nodes
+    def _constant(self, p: ConstantPattern, expr: Expr) -> bool:
+        if type(expr) is Constant:
+            return True
+        self._fail("kind", p, expr, f"expected a constant, found a {type(expr).__name__}")
+        return False
 
-    def pre(self, pattern: Pattern) -> Expr:
-        """The node of the original (typed) program that ``pattern`` matched."""
-        return self.nodes[pattern][0]
+    def _data_type(self, p: DataTypePattern, expr: Expr) -> bool:
+        ty = type_of(expr)
+        if not isinstance(ty, TensorType):
+            self._fail("dtype", p, expr, f"expected a tensor of {p.dtype}, found type {ty}")
+            return False
+        if str(ty.dtype) != p.dtype:
+            self._fail("dtype", p, expr, f"dtype is {ty.dtype}, expected {p.dtype}")
+            return False
+        return self.visit(p.pattern, expr)
 
-    def post(self, pattern: Pattern) -> Expr:
-        """The rewritten version of that node, to build the replacement from."""
-        node = self.nodes[pattern][0]
-        return self._rewritten.get(node, node)
+    def _shape(self, p: ShapePattern, expr: Expr) -> bool:
+        ty = type_of(expr)
+        want = "[" + ", ".join(str(getattr(d, "value", d)) for d in p.shape) + "]"
+        if not isinstance(ty, TensorType):
+            self._fail("shape", p, expr, f"expected a tensor of shape {want}, found type {ty}")
+            return False
+        if not structural_equal(tuple(p.shape), tuple(ty.shape)):
+            have = "[" + ", ".join(str(d) for d in ty.shape) + "]"
+            self._fail("shape", p, expr, f"shape is {have}, expected {want}")
+            return False
+        return self.visit(p.pattern, expr)
 
+    def _type(self, p: TypePattern, expr: Expr) -> bool:
+        ty = type_of(expr)
+        if not structural_equal(p.type, ty):
+            self._fail("type", p, expr, f"type is {ty}, expected {p.type}")
+            return False
+        return self.visit(p.pattern, expr)
 
-# --- grouping -----------------------------------------------------------------------------
+    def _expr(self, p: ExprPattern, expr: Expr) -> bool:
+        want = p.expr
+        if want is expr:
+            return True
+        if type(want) is Op:
+            if type(expr) is Op:
+                if self._depth == 1:  # a callee's is reported by the call pattern, with the call
+                    self._fail("op", p, expr, f"expected operator {want.name}, found {expr.name}")
+                return False
+            self._fail("kind", p, expr, f"expected operator {want.name}, found a "
+                                        f"{type(expr).__name__}")
+            return False
+        if type(want) is type(expr) and structural_equal(want, expr):
+            return True
+        self._fail("expr", p, expr, f"not structurally equal to {short_text(want, 80)}")
+        return False
 
+    def _function(self, p: FunctionPattern, expr: Expr) -> bool:
+        if type(expr) is not Function:
+            self._fail("kind", p, expr, f"expected a function, found a {type(expr).__name__}")
+            return False
+        params = p.params
+        if params is not None:
+            if len(params) != len(expr.params):
+                self._fail("arity", p, expr,
+                           f"expected {len(params)} parameters, found {len(expr.params)}")
+                return False
+            for q, v in zip(params, expr.params):
+                if not self.visit(q, v):
+                    return False
+        return self.visit(p.body, expr.body)
 
-class DataflowGraph:
-    """Every node of a program in post-order, who uses each, and the calls by operator."""
+    def _tuple_get_item(self, p: TupleGetItemPattern, expr: Expr) -> bool:
+        if type(expr) is not TupleGetItem:
+            self._fail("kind", p, expr,
+                       f"expected a tuple field access, found a {type(expr).__name__}")
+            return False
+        if p.index != -1 and p.index != expr.index:
+            self._fail("index", p, expr, f"takes field {expr.index}, expected field {p.index}")
+            return False
+        return self.visit(p.tuple, expr.tuple_value)
 
-    __slots__ = ("order", "users", "calls", "_position")
+    def _tuple(self, p: TuplePattern, expr: Expr) -> bool:
+        if type(expr) is not Tuple:
+            self._fail("kind", p, expr, f"expected a tuple, found a {type(expr).__name__}")
+            return False
+        fields = p.fields
+        if fields is None:
+            return True
+        if len(fields) != len(expr.fields):
+            self._fail("arity", p, expr,
+                       f"expected {len(fields)} fields, found {len(expr.fields)}")
+            return False
+        return all(self.visit(q, f) for q, f in zip(fields, expr.fields))
 
-    def __init__(self, root: Expr) -> None:
-        order: list[Expr] = []
-        post_order_visit(root, order.append)
-        users: dict[Expr, list[Expr]] = {}
-        calls: dict[str, list[Call]] = {}
-        for node in order:
-            for kid in children(node):
-                users.setdefault(kid, []).append(node)
-            if type(node) is Call and type(node.op) is Op:
-                calls.setdefault(node.op.name, []).append(node)
-        self.order = order
-        self.users = users
-        self.calls = calls
-        self._position: dict[Expr, int] | None = None
+    def _if(self, p: IfPattern, expr: Expr) -> bool:
+        if type(expr) is not If:
+            self._fail("kind", p, expr, f"expected an if, found a {type(expr).__name__}")
+            return False
+        return (self.visit(p.cond, expr.cond) and self.visit(p.true_branch, expr.true_branch)
+                and self.visit(p.false_branch, expr.false_branch))
 
-    def candidates(self, names: frozenset[str] | None) -> list[Expr]:
-        """Possible group roots, in post-order."""
-        if names is None:
-            return self.order
-        found = [c for name in names for c in self.calls.get(name, ())]
-        if len(names) > 1 and found:
-            if self._position is None:
-                self._position = {n: k for k, n in enumerate(self.order)}
-            found.sort(key=self._position.__getitem__)
-        return found
+    def _let(self, p: LetPattern, expr: Expr) -> bool:
+        if type(expr) is not Let:
+            self._fail("kind", p, expr, f"expected a let, found a {type(expr).__name__}")
+            return False
+        return (self.visit(p.var, expr.var) and self.visit(p.value, expr.value)
+                and self.visit(p.body, expr.body))
 
-    def flows_only_into(self, start: Expr, root: Expr) -> bool:
-        """True when every path from ``start`` to the program's result passes through ``root``."""
-        users = self.users
-        seen = {start}
-        stack = [start]
+    def _var(self, p: VarPattern, expr: Expr) -> bool:
+        if type(expr) is not Var:
+            self._fail("kind", p, expr, f"expected a variable, found a {type(expr).__name__}")
+            return False
+        if p.name and p.name != expr.name_hint:
+            self._fail("var-name", p, expr,
+                       f"variable is named {expr.name_hint}, expected {p.name}")
+            return False
+        return True
+
+    def _wildcard(self, p: WildcardPattern, expr: Expr) -> bool:
+        return p.pattern is None or self.visit(p.pattern, expr)
+
+    # --- dominators -----------------------------------------------------------------
+
+    def _dominator(self, p: DominatorPattern, expr: Expr) -> bool:
+        if not self.visit(p.child, expr):
+            return False
+        on_path = self._matches_path(p, expr)
+        self._memoize = True
+        return on_path and self._dominates_parent(p, expr)
+
+    def _matches_path(self, p: DominatorPattern, expr: Expr) -> bool:
+        """Every input of ``expr``, followed upwards, meets the parent through path nodes.
+
+        TVM's rule, walked with an explicit stack: the parent is tried with
+        memoization (so it is one node), the path without (it matches many).
+        A node already walked is not walked again.
+        """
+        graph = self.graph
+        walked: set[Expr] = set()
+        stack: list[list[Any]] = [[expr, iter(graph.inputs_of(expr)), 0]]
         while stack:
-            node = stack.pop()
-            if node is root:
+            frame = stack[-1]
+            node = frame[0]
+            callee = node.op if type(node) is Call else None
+            descended = False
+            for inp in frame[1]:
+                if callee is not None and (inp is callee or type(inp) in (Var, Constant)):
+                    continue
+                frame[2] += 1
+                if inp in walked:
+                    continue
+                # Both are probes: their failures are reported as one of the path.
+                self._quiet += 1
+                try:
+                    self._memoize = True
+                    if self.visit(p.parent, inp):
+                        continue
+                    self._memoize = False
+                    on_path = self.visit(p.path, inp)
+                finally:
+                    self._quiet -= 1
+                if not on_path:
+                    self._fail("dominator-path", p, inp,
+                               "on a path from the child towards the parent, this node matches "
+                               "neither the parent nor the path pattern", len(stack))
+                    return False
+                stack.append([inp, iter(graph.inputs_of(inp)), 0])
+                descended = True
+                break
+            if descended:
                 continue
-            after = users.get(node)
-            if not after:
+            stack.pop()
+            if frame[2] == 0:
+                self._fail("dominator-path", p, node,
+                           "a path from the child ends here without reaching the parent",
+                           len(stack) + 1)
                 return False
-            for user in after:
-                if user not in seen:
-                    seen.add(user)
-                    stack.append(user)
+            walked.add(node)
         return True
 
-
-_NOT_GROUPED = (Op, Function, Constant)
-
-
-def find_groups(
-    pattern: Pattern, graph: DataflowGraph, candidates: Iterable[Expr]
-) -> dict[Expr, dict[Pattern, list[Expr]]]:
-    """The groups of ``pattern`` in ``graph``: root -> what each pattern node matched.
-
-    ``candidates`` are the possible roots in post-order; they are tried last
-    to first.
-    """
-    matcher = Matcher()
-    grouped: set[Expr] = set()
-    groups: dict[Expr, dict[Pattern, list[Expr]]] = {}
-    for root in reversed(list(candidates)):
-        if root in grouped or not matcher.match(pattern, root):
-            continue
-        memo = matcher.memo
-        inputs = {
-            e for p, es in memo.items() if type(p) is Wildcard
-            for e in es if type(e) is not Op and type(e) is not Function
-        }
-        members = _members(root, inputs)
-        if _acceptable(root, members, inputs, grouped, graph):
-            grouped.update(members)
-            groups[root] = memo
-    return groups
+    def _dominates_parent(self, p: DominatorPattern, expr: Expr) -> bool:
+        graph = self.graph
+        bound = self.memo.get(p.parent)
+        if bound is not None:
+            if graph.dominates(expr, bound[0]):
+                return True
+        else:
+            for node in graph.dominated_by(expr):
+                if self.visit(p.parent, node):
+                    return True
+        self._fail("dominator-parent", p, expr,
+                   "the child does not post-dominate the node matching the parent")
+        return False
 
 
-def _members(root: Expr, inputs: set[Expr]) -> set[Expr]:
-    """The nodes between ``root`` and the group's inputs (root included, inputs not)."""
-    members = {root}
-    stack = [root]
-    while stack:
-        for kid in children(stack.pop()):
-            if kid not in inputs and kid not in members:
-                members.add(kid)
-                stack.append(kid)
-    return members
+_VISIT: dict[type, Callable[[DFPatternMatcher, Any, Expr], bool]] = {
+    AltPattern: DFPatternMatcher._alt,
+    AttrPattern: DFPatternMatcher._attr,
+    CallPattern: DFPatternMatcher._call,
+    ConstantPattern: DFPatternMatcher._constant,
+    DataTypePattern: DFPatternMatcher._data_type,
+    DominatorPattern: DFPatternMatcher._dominator,
+    ExprPattern: DFPatternMatcher._expr,
+    FunctionPattern: DFPatternMatcher._function,
+    IfPattern: DFPatternMatcher._if,
+    LetPattern: DFPatternMatcher._let,
+    ShapePattern: DFPatternMatcher._shape,
+    TupleGetItemPattern: DFPatternMatcher._tuple_get_item,
+    TuplePattern: DFPatternMatcher._tuple,
+    TypePattern: DFPatternMatcher._type,
+    VarPattern: DFPatternMatcher._var,
+    WildcardPattern: DFPatternMatcher._wildcard,
+}
 
 
-def _acceptable(root: Expr, members: set[Expr], inputs: set[Expr], grouped: set[Expr],
-                graph: DataflowGraph) -> bool:
-    for node in members:
-        if node in inputs or isinstance(node, _NOT_GROUPED):
-            continue
-        if node in grouped:
-            return False  # overlaps a group found before
-        if node is root:
-            continue
-        for user in graph.users.get(node, ()):
-            if user not in members and not graph.flows_only_into(user, root):
-                return False  # replacing the group would cut that use off
-    return True
+def _match_once(pattern: DFPattern, expr: Expr) -> bool:
+    return DFPatternMatcher(expr).match(pattern, expr)
 
 
-# --- rewriting ----------------------------------------------------------------------------
-
-Callback = Callable[[Call, Expr, Match], Expr]
-
-
-class Rewrite:
-    """A named pattern with the callback that rewrites a group rooted at a call."""
-
-    __slots__ = ("name", "pattern", "callback", "roots")
-
-    def __init__(self, name: str, pattern: Pattern, callback: Callback) -> None:
-        self.name = name
-        self.pattern = pattern
-        self.callback = callback
-        self.roots = pattern.names
+def match(pattern: DFPattern, expr: Expr) -> bool:
+    """Whether ``expr`` matches ``pattern`` (TVM's ``relay.dataflow_pattern.match``)."""
+    _need_pattern(pattern, "match's pattern")
+    if not isinstance(expr, Expr):
+        raise PatternBuildError(f"match takes a Relay expression, not {type(expr).__name__}")
+    return run_deep_if_needed(_match_once, pattern, expr)
 
 
-def _keep_type(pre: Expr, post: Expr) -> Expr:
-    if post is not pre and post._checked_type is None and pre._checked_type is not None:
-        set_checked_type(post, pre._checked_type)
-    return post
-
-
-class _GroupRewriter(MixedModeMutator):
-    """One rewrite over a program: callbacks at group roots, rebuilt nodes keep their types."""
-
-    def __init__(self, groups: dict[Expr, dict[Pattern, list[Expr]]], callback: Callback) -> None:
-        super().__init__()
-        self.groups = groups
-        self.callback = callback
-
-    def visit_call(self, call: Call) -> Expr:
-        post = _keep_type(call, ExprMutator.visit_call(self, call))
-        nodes = self.groups.get(call)
-        if nodes is None:
-            return post
-        return self.callback(call, post, Match(nodes, self.memo_map))
-
-    def visit_tuple(self, tup):
-        return _keep_type(tup, ExprMutator.visit_tuple(self, tup))
-
-    def visit_tuple_getitem(self, tgi):
-        return _keep_type(tgi, ExprMutator.visit_tuple_getitem(self, tgi))
-
-    def visit_function(self, func):
-        return _keep_type(func, ExprMutator.visit_function(self, func))
-
-    def visit_if(self, if_expr):
-        return _keep_type(if_expr, ExprMutator.visit_if(self, if_expr))
-
-    def visit_ref_create(self, ref):
-        return _keep_type(ref, ExprMutator.visit_ref_create(self, ref))
-
-    def visit_ref_read(self, ref):
-        return _keep_type(ref, ExprMutator.visit_ref_read(self, ref))
-
-    def visit_ref_write(self, ref):
-        return _keep_type(ref, ExprMutator.visit_ref_write(self, ref))
-
-    def visit_let(self, let: Let) -> Expr:
-        out = ExprMutator.visit_let(self, let)
-        memo = self.memo_map
-        old: Expr = let
-        new = out
-        while True:
-            _keep_type(old, new)
-            old = old.body
-            if type(old) is not Let or old not in memo:
-                break
-            new = memo[old]
-        return out
-
-
-def rewrite_patterns(
-    rewrites: Sequence[Rewrite],
-    func: Function,
-    infer_types: Callable[[Function], Function],
-) -> Function:
-    """``func`` with ``rewrites`` applied in order, round after round, until nothing changes.
-
-    ``infer_types`` types a function (InferType, in the function's module);
-    it runs first if ``func`` is untyped and again whenever a rewrite changed
-    something, so that every callback sees a typed program.
-    """
-    post = func
-    typed = func._checked_type is not None
-    for _ in range(MAX_ROUNDS):
-        last = post
-        graph: DataflowGraph | None = None
-        for rewrite in rewrites:
-            if not typed:
-                post = infer_types(post)
-                typed = True
-                graph = None
-            if graph is None:
-                graph = DataflowGraph(post)
-            candidates = graph.candidates(rewrite.roots)
-            if not candidates:
-                continue
-            groups = find_groups(rewrite.pattern, graph, candidates)
-            if not groups:
-                continue
-            new = _GroupRewriter(groups, rewrite.callback).visit(post)
-            if new is not post:
-                post = new
-                typed = False
-                graph = None
-        if post is last or structural_equal(last, post, map_free_vars=True):
-            return post
-    raise RewriteLimitError(
-        f"the rewrites ({', '.join(r.name for r in rewrites)}) still changed the program after "
-        f"{MAX_ROUNDS} rounds; some of them undo each other"
-    )
+slots.match = match

@@ -19,6 +19,10 @@ How evaluation is organised, and why:
   (the value of a function body, of a let chain, of an If branch) replaces the
   current frame instead, so tail-recursive loops run to any depth and
   ``factorial(200)`` written the ordinary way needs about 200 Python frames.
+  Once the recursion is :data:`SHALLOW_LEVELS` deep, it moves to a worker
+  thread with a large stack (:mod:`relaypass.deep_recursion`), so a naive
+  recursive sum runs 100,000 calls deep without the caller raising the
+  recursion limit; past :data:`MAX_NESTED_CALLS` it is an EvaluationError.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..deep_recursion import run_deep, state
 from ..errors import AttrsError, EvaluationError, ModuleError
 from ..ir.expr import (
     Call,
@@ -52,7 +57,14 @@ from ..ir.types import Any as AnyDim
 from ..ir.types import TensorType, TupleType
 from ..ir.variables import free_vars
 
-__all__ = ["Closure", "Interpreter", "RefValue"]
+__all__ = ["MAX_NESTED_CALLS", "SHALLOW_LEVELS", "Closure", "Interpreter", "RefValue"]
+
+#: Nested evaluations the calling thread runs itself before the recursion moves
+#: to a worker thread with room for any depth.
+SHALLOW_LEVELS = 48
+#: How deep evaluations may nest (non-tail calls, mostly): a bound on the memory
+#: a runaway recursion takes before it is reported.
+MAX_NESTED_CALLS = 200_000
 
 _ndarray = np.ndarray
 
@@ -152,9 +164,28 @@ class Interpreter:
             return self._eval(expr, env)
         except RecursionError:
             raise EvaluationError(
-                "evaluation exceeded Python's recursion limit: the program nests too many "
-                "non-tail function calls (each costs one Python frame)"
+                f"evaluation exceeded the recursion limit: the program nests more than "
+                f"{MAX_NESTED_CALLS:,} non-tail function calls"
             ) from None
+
+    def _eval(self, expr: Expr, memo: dict[Expr, Any]) -> Any:
+        """The value of ``expr`` in the frame ``memo`` (see :meth:`_eval_frame`), at any depth.
+
+        Every nested evaluation comes through here: the first SHALLOW_LEVELS
+        run on the calling thread, deeper ones on a worker thread whose stack
+        and recursion limit fit MAX_NESTED_CALLS of them.
+        """
+        here = state
+        level = here.level
+        if level >= MAX_NESTED_CALLS:
+            raise RecursionError  # reported by _run, on the calling thread
+        if level >= SHALLOW_LEVELS and not here.worker:
+            return run_deep(self._eval, expr, memo)
+        here.level = level + 1
+        try:
+            return self._eval_frame(expr, memo)
+        finally:
+            here.level = level
 
     def _call_from_python(self, closure: Closure, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         func = closure.func
@@ -166,7 +197,7 @@ class Interpreter:
         return self._run(func.body, env)
 
     # --- evaluation --------------------------------------------------------------
-    def _eval(self, expr: Expr, memo: dict[Expr, Any]) -> Any:
+    def _eval_frame(self, expr: Expr, memo: dict[Expr, Any]) -> Any:
         """The value of ``expr`` in the frame ``memo``.
 
         ``expr`` and the dataflow nodes below it are memoized in ``memo``.  A

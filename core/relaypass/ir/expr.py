@@ -37,8 +37,8 @@ from .fields import (
 )
 from .fields import children as children  # the generic one, where traversals look for it
 from .ndarray import read_only
-from .node import Node, Span, _init
-from .types import Type, TypeVar
+from .node import Node, Span, slot_filler
+from .types import IncompleteType, TensorType, Type, TypeVar
 
 
 class Expr(Node):
@@ -136,24 +136,48 @@ def _binary(op_name: str, lhs: object, rhs: object) -> Call:
     return Call(hooks.get_op(op_name), [lhs, rhs])
 
 
+#: Sets a node's ``checked_type`` slot past the immutability guard (see ``slot_filler``).
+_write_checked_type = Expr._checked_type.__set__  # type: ignore[attr-defined]
+
+
 def set_checked_type(expr: Expr, ty: Type) -> Expr:
     """Fill ``expr.checked_type``; for type inference on nodes it has just built."""
-    _init(expr, "_checked_type", ty)
+    _write_checked_type(expr, ty)
     return expr
 
 
 class Var(Expr):
-    """A local variable: a function parameter or a let-bound name (``%x``)."""
+    """A local variable: a function parameter or a let-bound name (``%x``).
+
+    A variable annotated with a complete type (no ``IncompleteType`` in it)
+    has that type as its ``checked_type`` from the start: it is the type
+    inference would give it, so type inference keeps such a variable as it is
+    instead of copying it, and a variable stays the same variable through any
+    number of typings (TVM keeps its ``vid`` for the same reason).
+    """
 
     __slots__ = ("name_hint", "type_annotation")
     # The name is a hint for printing: variables compare by binding, not by name.
     _fields_ = fields(name_hint=INFO, type_annotation=TYPE, span=SPAN)
 
     def __init__(self, name_hint: str, type_annotation: Type | None = None, span: Span | None = None):
-        _init(self, "name_hint", name_hint)
-        _init(self, "type_annotation", type_annotation)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_var(self, name_hint, type_annotation, span, _complete_type(type_annotation))
+
+
+_fill_var = slot_filler(Var, "name_hint", "type_annotation", "span", "_checked_type")
+
+
+def _complete_type(ty: Type | None) -> Type | None:
+    """``ty`` when it holds no ``IncompleteType`` (None included), else None."""
+    if ty is None or type(ty) is TensorType:
+        return ty
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if type(t) is IncompleteType:
+            return None
+        stack.extend(type(t)._layout_.subterms(t))  # its component types
+    return ty
 
 
 class GlobalVar(Expr):
@@ -164,9 +188,10 @@ class GlobalVar(Expr):
     _graph_node_ = False
 
     def __init__(self, name_hint: str, span: Span | None = None):
-        _init(self, "name_hint", name_hint)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_global_var(self, name_hint, span, None)
+
+
+_fill_global_var = slot_filler(GlobalVar, "name_hint", "span", "_checked_type")
 
 
 class Constant(Expr):
@@ -186,10 +211,10 @@ class Constant(Expr):
 
     def __init__(self, data: object, span: Span | None = None):
         view, arr = read_only(data)
-        _init(self, "data", view)
-        _init(self, "array", arr)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_constant(self, view, arr, span, None)
+
+
+_fill_constant = slot_filler(Constant, "data", "array", "span", "_checked_type")
 
 
 class Tuple(Expr):
@@ -199,9 +224,7 @@ class Tuple(Expr):
     _fields_ = fields(fields=EXPRS, span=SPAN)
 
     def __init__(self, fields: Iterable[Expr], span: Span | None = None):
-        _init(self, "fields", tuple(fields))
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_tuple(self, tuple(fields), span, None)
 
     def __len__(self) -> int:
         return len(self.fields)
@@ -216,6 +239,9 @@ class Tuple(Expr):
         return self
 
 
+_fill_tuple = slot_filler(Tuple, "fields", "span", "_checked_type")
+
+
 class TupleGetItem(Expr):
     """A projection out of a tuple: ``%t.1``."""
 
@@ -224,10 +250,10 @@ class TupleGetItem(Expr):
     _graph_node_ = False
 
     def __init__(self, tuple_value: Expr, index: int, span: Span | None = None):
-        _init(self, "tuple_value", tuple_value)
-        _init(self, "index", int(index))
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_tuple_get_item(self, tuple_value, int(index), span, None)
+
+
+_fill_tuple_get_item = slot_filler(TupleGetItem, "tuple_value", "index", "span", "_checked_type")
 
 
 class Call(Expr):
@@ -244,12 +270,11 @@ class Call(Expr):
         type_args: Sequence[Type] | None = None,
         span: Span | None = None,
     ):
-        _init(self, "op", op)
-        _init(self, "args", args if type(args) is tuple else tuple(args))
-        _init(self, "attrs", attrs)
-        _init(self, "type_args", tuple(type_args) if type_args else ())
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        args = args if type(args) is tuple else tuple(args)
+        _fill_call(self, op, args, attrs, tuple(type_args) if type_args else (), span, None)
+
+
+_fill_call = slot_filler(Call, "op", "args", "attrs", "type_args", "span", "_checked_type")
 
 
 class BaseFunc(Expr):
@@ -279,13 +304,8 @@ class Function(BaseFunc):
             attrs = EMPTY_DICT_ATTRS
         elif not isinstance(attrs, Attrs):
             attrs = Attrs(attrs)
-        _init(self, "params", tuple(params))
-        _init(self, "body", body)
-        _init(self, "ret_type", ret_type)
-        _init(self, "type_params", tuple(type_params) if type_params else ())
-        _init(self, "attrs", attrs)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        type_params = tuple(type_params) if type_params else ()
+        _fill_function(self, tuple(params), body, ret_type, type_params, attrs, span, None)
 
     def with_attr(self, key: str, value: _AnyT) -> Function:
         """A copy of this function with attribute ``key`` set to ``value``."""
@@ -294,14 +314,19 @@ class Function(BaseFunc):
     def with_attrs(self, updates: Mapping[str, _AnyT]) -> Function:
         """A copy of this function with several attributes set."""
         func = with_fields(self, attrs=self.attrs.with_fields(**updates))
-        _init(func, "_checked_type", self._checked_type)
+        _write_checked_type(func, self._checked_type)
         return func
 
     def without_attr(self, key: str) -> Function:
         """A copy of this function without attribute ``key``."""
         func = with_fields(self, attrs=self.attrs.without(key))
-        _init(func, "_checked_type", self._checked_type)
+        _write_checked_type(func, self._checked_type)
         return func
+
+
+_fill_function = slot_filler(
+    Function, "params", "body", "ret_type", "type_params", "attrs", "span", "_checked_type"
+)
 
 
 class Let(Expr):
@@ -312,11 +337,10 @@ class Let(Expr):
     _fields_ = fields(var=VAR, value=EXPR, body=EXPR, span=SPAN)
 
     def __init__(self, var: Var, value: Expr, body: Expr, span: Span | None = None):
-        _init(self, "var", var)
-        _init(self, "value", value)
-        _init(self, "body", body)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_let(self, var, value, body, span, None)
+
+
+_fill_let = slot_filler(Let, "var", "value", "body", "span", "_checked_type")
 
 
 class If(Expr):
@@ -326,11 +350,10 @@ class If(Expr):
     _fields_ = fields(cond=EXPR, true_branch=BRANCH, false_branch=BRANCH, span=SPAN)
 
     def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span: Span | None = None):
-        _init(self, "cond", cond)
-        _init(self, "true_branch", true_branch)
-        _init(self, "false_branch", false_branch)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_if(self, cond, true_branch, false_branch, span, None)
+
+
+_fill_if = slot_filler(If, "cond", "true_branch", "false_branch", "span", "_checked_type")
 
 
 class RefCreate(Expr):
@@ -340,9 +363,10 @@ class RefCreate(Expr):
     _fields_ = fields(value=EXPR, span=SPAN)
 
     def __init__(self, value: Expr, span: Span | None = None):
-        _init(self, "value", value)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_ref_create(self, value, span, None)
+
+
+_fill_ref_create = slot_filler(RefCreate, "value", "span", "_checked_type")
 
 
 class RefRead(Expr):
@@ -352,9 +376,10 @@ class RefRead(Expr):
     _fields_ = fields(ref=EXPR, span=SPAN)
 
     def __init__(self, ref: Expr, span: Span | None = None):
-        _init(self, "ref", ref)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_ref_read(self, ref, span, None)
+
+
+_fill_ref_read = slot_filler(RefRead, "ref", "span", "_checked_type")
 
 
 class RefWrite(Expr):
@@ -364,7 +389,7 @@ class RefWrite(Expr):
     _fields_ = fields(ref=EXPR, value=EXPR, span=SPAN)
 
     def __init__(self, ref: Expr, value: Expr, span: Span | None = None):
-        _init(self, "ref", ref)
-        _init(self, "value", value)
-        _init(self, "span", span)
-        _init(self, "_checked_type", None)
+        _fill_ref_write(self, ref, value, span, None)
+
+
+_fill_ref_write = slot_filler(RefWrite, "ref", "value", "span", "_checked_type")

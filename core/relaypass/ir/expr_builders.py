@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .dtype import canonical_dtype
+from .dtype import numpy_dtype
 from .expr import Constant, Var
 from .ndarray import NDArray
 from .types import TensorType, Type
@@ -45,7 +45,7 @@ def const(value: object, dtype: str | None = None) -> Constant:
         return Constant(value)
     if dtype is not None:
         # Relay's spellings: "float" is float32, "int" int32, "uint1" bool.
-        return Constant(np.asarray(value, dtype=canonical_dtype(dtype)))
+        return Constant(np.asarray(value, dtype=numpy_dtype(dtype)))
     arr = np.asarray(value)
     if isinstance(value, bool) or arr.dtype == np.bool_:
         arr = arr.astype("bool")

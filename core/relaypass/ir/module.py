@@ -156,6 +156,15 @@ class IRModule:
 
     shallow_copy = copy
 
+    def same_as(self, other: object) -> bool:
+        """Whether ``other`` is this very module, as TVM's ``same_as``.
+
+        A module is a container its owner fills, so two modules with equal
+        contents are still two modules; a pass that hands back the module it
+        was given is told apart from one that built a new module this way.
+        """
+        return self is other
+
     # --- text -------------------------------------------------------------
     def astext(self, show_meta_data: bool = True, annotate: Any | None = None) -> str:
         """The Relay text form of the module (``annotate(node)``: a comment per node)."""

@@ -78,6 +78,20 @@ def type_key(obj: object) -> str | None:
     return type_key_of(cls)
 
 
+def _operator_attrs(type_key: str, fields: Mapping[str, Any]) -> Attrs:
+    """The attributes record ``type_key`` of a registered operator, defaults filled in.
+
+    TVM's node system gives every field of a registered attributes type its
+    default and rejects a field the type does not have; an operator's schema
+    holds both.  A key no operator uses gives a record of exactly ``fields``.
+    """
+    for name in Op.list_op_names():
+        schema = Op.get(name).attrs_schema
+        if schema is not None and schema.type_key == type_key:
+            return schema.build(name, fields)
+    return Attrs(fields, type_key)
+
+
 def _is_attrs_key(key: str) -> bool:
     return key == "DictAttrs" or key.endswith("Attrs") or key.startswith(("attrs.", "relay.attrs."))
 
@@ -96,7 +110,7 @@ def make_node(type_key: str, **fields: Any) -> Any:
         return cls(fields, type_key)
     if cls is None:
         if _is_attrs_key(type_key):
-            return Attrs(fields, type_key)
+            return _operator_attrs(type_key, fields)
         raise TypeError(
             f"make_node: unknown type key {type_key!r}; register its class with "
             "register_object, or use an attributes key such as 'relay.attrs.MyAttrs'"

@@ -180,7 +180,7 @@ def _load_operator_sets() -> None:
         if _loaded:
             return
         _loaded = True
-        load_operator_packages()
+        load_operator_packages(_REGISTRY)
 
 
 def register_op(

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from . import hooks
 from .dtype import DTYPE_NAMES, canonical_dtype
 from .fields import DATA, INFO, SPAN, TYPE, TYPE_VARS, TYPES, fields
-from .node import Node, Span, _init
+from .node import Node, Span, _init, slot_filler
 
 
 class TypeKind(enum.IntEnum):
@@ -177,10 +177,7 @@ class TensorType(Type):
     def __init__(self, shape: Iterable[object], dtype: str = "float32", span: Span | None = None):
         shape_t = tuple([_dim(d) for d in shape])
         dtype_s = DTYPE_NAMES.get(dtype) or canonical_dtype(dtype)  # type: ignore[call-overload]
-        _init(self, "shape", shape_t)
-        _init(self, "dtype", dtype_s)
-        _init(self, "span", span)
-        _init(self, "_hash", hash((shape_t, dtype_s)))
+        _fill_tensor_type(self, shape_t, dtype_s, span, hash((shape_t, dtype_s)))
 
     @property
     def ndim(self) -> int:
@@ -209,6 +206,9 @@ class TensorType(Type):
         return self._hash
 
 
+_fill_tensor_type = slot_filler(TensorType, "shape", "dtype", "span", "_hash")
+
+
 def scalar_type(dtype: str) -> TensorType:
     """The rank-0 tensor type of ``dtype``."""
     return TensorType((), dtype)
@@ -225,9 +225,7 @@ class TupleType(Type):
         for f in fields_t:
             if not isinstance(f, Type):
                 raise TypeError(f"TupleType fields must be types, not {type(f).__name__}")
-        _init(self, "fields", fields_t)
-        _init(self, "span", span)
-        _init(self, "_hash", None)
+        _fill_tuple_type(self, fields_t, span, None)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -247,6 +245,9 @@ class TupleType(Type):
         return len(self.fields)
 
 
+_fill_tuple_type = slot_filler(TupleType, "fields", "span", "_hash")
+
+
 class TypeVar(Type):
     """A type variable, bound by a function type's ``type_params``."""
 
@@ -255,15 +256,16 @@ class TypeVar(Type):
     _fields_ = fields(name_hint=INFO, kind=DATA, span=SPAN)
 
     def __init__(self, name_hint: str, kind: TypeKind = TypeKind.Type, span: Span | None = None):
-        _init(self, "name_hint", str(name_hint))
-        _init(self, "kind", TypeKind(kind))
-        _init(self, "span", span)
+        _fill_type_var(self, str(name_hint), TypeKind(kind), span)
 
     def __eq__(self, other: object) -> bool:
         return self is other
 
     def __hash__(self) -> int:
         return id(self) >> 4
+
+
+_fill_type_var = slot_filler(TypeVar, "name_hint", "kind", "span")
 
 
 class GlobalTypeVar(TypeVar):
@@ -279,14 +281,16 @@ class IncompleteType(Type):
     _fields_ = fields(kind=DATA, span=SPAN)
 
     def __init__(self, kind: TypeKind = TypeKind.Type, span: Span | None = None):
-        _init(self, "kind", TypeKind(kind))
-        _init(self, "span", span)
+        _fill_incomplete_type(self, TypeKind(kind), span)
 
     def __eq__(self, other: object) -> bool:
         return self is other
 
     def __hash__(self) -> int:
         return id(self) >> 4
+
+
+_fill_incomplete_type = slot_filler(IncompleteType, "kind", "span")
 
 
 class FuncType(Type):
@@ -305,11 +309,9 @@ class FuncType(Type):
         type_constraints: Sequence[Type] | None = None,
         span: Span | None = None,
     ):
-        _init(self, "arg_types", tuple(arg_types))
-        _init(self, "ret_type", ret_type)
-        _init(self, "type_params", tuple(type_params or ()))
-        _init(self, "type_constraints", tuple(type_constraints or ()))
-        _init(self, "span", span)
+        type_params = tuple(type_params or ())
+        type_constraints = tuple(type_constraints or ())
+        _fill_func_type(self, tuple(arg_types), ret_type, type_params, type_constraints, span)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -322,6 +324,11 @@ class FuncType(Type):
         return hooks.structural_hash(self)
 
 
+_fill_func_type = slot_filler(
+    FuncType, "arg_types", "ret_type", "type_params", "type_constraints", "span"
+)
+
+
 class RefType(Type):
     """The type of a mutable reference cell: ``ref(Tensor[(), float32])``."""
 
@@ -329,8 +336,7 @@ class RefType(Type):
     _fields_ = fields(value=TYPE, span=SPAN)
 
     def __init__(self, value: Type, span: Span | None = None):
-        _init(self, "value", value)
-        _init(self, "span", span)
+        _fill_ref_type(self, value, span)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -341,3 +347,6 @@ class RefType(Type):
 
     def __hash__(self) -> int:
         return hash(("ref", self.value))
+
+
+_fill_ref_type = slot_filler(RefType, "value", "span")

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import AttrsError
 from ..ir.expr import Call, Constant, Expr
 from ..ir.op import make_call
+from ..ir.types import IntImm
 
 
 def expr_arg(value: _AnyT, op_name: str, what: str) -> Expr:
@@ -58,10 +59,19 @@ def pad_tuple2d(padding: _AnyT, op_name: str) -> tuple[int, ...]:
     raise AttrsError(f"{op_name}: padding must be an int or have 1, 2 or 4 values, got {padding!r}")
 
 
-def static_shape(value: _AnyT, op_name: str, what: str = "shape") -> tuple[int, ...]:
-    """A shape given as ints, a list, or a Constant holding one (as Relay accepts)."""
+def static_shape(
+    value: _AnyT, op_name: str, what: str = "shape", keep_int64: bool = False
+) -> tuple[int, ...]:
+    """A shape given as ints, a list, or a Constant holding one (as Relay accepts).
+
+    ``keep_int64``: numpy int64 values (a constant's) become int64 dims, for
+    the constructors that hand them to TVM's ``Array<Integer>`` unconverted
+    (``broadcast_to``); the types built from them say so (argmax's result
+    dtype is the dtype of its input's dims).
+    """
+    to_dim = _dim if keep_int64 else int
     if isinstance(value, Constant):
-        return tuple(int(v) for v in value.array.reshape(-1))
+        return tuple(to_dim(v) for v in value.array.reshape(-1))
     if isinstance(value, Expr):
         raise AttrsError(
             f"{op_name}: {what} must be static (ints or a constant); dynamic shapes given as "
@@ -73,11 +83,18 @@ def static_shape(value: _AnyT, op_name: str, what: str = "shape") -> tuple[int, 
         out = []
         for v in value:
             if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-                out.append(int(v))
+                out.append(to_dim(v))
             else:
                 raise AttrsError(f"{op_name}: {what} must hold integers, got {value!r}")
         return tuple(out)
     raise AttrsError(f"{op_name}: {what} must be an int or a sequence of ints, got {value!r}")
+
+
+def _dim(value: int | np.integer) -> int:
+    """An int, or an int64 :class:`IntImm` for a numpy int64."""
+    if isinstance(value, np.int64):
+        return IntImm("int64", int(value))
+    return int(value)
 
 
 def axis_list(axis: _AnyT) -> _AnyT:

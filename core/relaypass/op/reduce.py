@@ -51,11 +51,24 @@ def _reduced_shape(shape: Sequence, axes: Sequence[int], keepdims: bool) -> list
     return [d for k, d in enumerate(shape) if k not in reduced]
 
 
-def _reduce_rel(op_name: str, out_dtype: str | None = None):
+def _reduce_rel(op_name: str):
     def rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
         t = expect_tensor(arg_types[0], f"{op_name}: data")
         axes = reduce_axes(t.ndim, attrs, op_name)
-        return TensorType(_reduced_shape(t.shape, axes, attrs.keepdims), out_dtype or t.dtype)
+        return TensorType(_reduced_shape(t.shape, axes, attrs.keepdims), t.dtype)
+
+    return rel
+
+
+def _arg_reduce_rel(op_name: str):
+    """argmax/argmin: indices of the dtype of the input's dims (int32 unless they are int64),
+    as Relay's ArgReduceRel."""
+
+    def rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+        t = expect_tensor(arg_types[0], f"{op_name}: data")
+        axes = reduce_axes(t.ndim, attrs, op_name)
+        dtype = t.shape[0].dtype if t.ndim else "int32"
+        return TensorType(_reduced_shape(t.shape, axes, attrs.keepdims), dtype)
 
     return rel
 
@@ -194,7 +207,7 @@ for _name, _fn in _KERNELS.items():
     )
 for _name, _pick in (("argmax", np.argmax), ("argmin", np.argmin)):
     register_op(
-        _name, num_inputs=1, type_relation=_reduce_rel(_name, "int32"), kernel=_arg_kernel(_pick),
+        _name, num_inputs=1, type_relation=_arg_reduce_rel(_name), kernel=_arg_kernel(_pick),
         pattern=OpPattern.COMM_REDUCE,
         attrs={"axis": None, "keepdims": False, "select_last_index": False, "exclude": False},
         attrs_type_key="relay.attrs.ArgReduceAttrs",

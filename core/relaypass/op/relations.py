@@ -21,9 +21,11 @@ from ..ir.attrs import Attrs
 from ..ir.expr import Constant
 from ..ir.types import Any, Dim, TensorType, TupleType, Type
 
-FLOAT_DTYPES = frozenset({"float16", "float32", "float64"})
+FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 DTYPES = FLOAT_DTYPES | INT_DTYPES | {"bool"}
+"""The dtypes attributes may name (``cast``'s, ``zeros``'s...).  bfloat16 types and
+casts type-check as in TVM; computing with bfloat16 data needs ml_dtypes."""
 
 
 def fail(op_name: str, message: str) -> TypeRelationError:
@@ -262,7 +264,11 @@ def broadcast_rel(op_name: str, out_dtype: str | None = None):
 
 
 def identity_rel(op_name: str):
-    """The relation of a unary operator whose result has its argument's type."""
+    """The relation of a unary operator whose result has its argument's type.
+
+    Relay's ``IdentityRel``: any dtype is accepted (``log`` of an int32 tensor
+    type-checks in TVM too; what it computes is the kernel's business).
+    """
     what = f"{op_name}: the argument"
 
     def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
@@ -270,21 +276,6 @@ def identity_rel(op_name: str):
         if type(t) is TensorType:
             return t
         return expect_tensor(t, what)
-
-    return rel
-
-
-def float_identity_rel(op_name: str):
-    """The relation of a unary floating-point function (exp, log, sigmoid, ...)."""
-    what = f"{op_name}: the argument"
-
-    def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
-        t = arg_types[0]
-        if type(t) is not TensorType:
-            t = expect_tensor(t, what)
-        if t.dtype not in FLOAT_DTYPES:
-            raise fail(op_name, f"expects a floating-point tensor, got dtype {t.dtype}")
-        return t
 
     return rel
 

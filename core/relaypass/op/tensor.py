@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..ir.attrs import Attrs
+from ..ir.dtype import numpy_dtype
 from ..ir.expr import Call, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op
 from ..ir.types import TensorType, Type
@@ -27,7 +28,6 @@ from .relations import (
     expect_scalar,
     expect_tensor,
     fail,
-    float_identity_rel,
     identity_rel,
 )
 
@@ -212,8 +212,10 @@ for _name, _fn in _UNARY.items():
     )
 for _name, _fn in _FLOAT_UNARY.items():
     register_op(
-        _name, num_inputs=1, type_relation=float_identity_rel(_name), kernel=_unary_kernel(_fn),
-        pattern=OpPattern.ELEMWISE, description=f"Elementwise {_name} of a floating-point tensor.",
+        _name, num_inputs=1, type_relation=identity_rel(_name), kernel=_unary_kernel(_fn),
+        pattern=OpPattern.ELEMWISE,
+        description=f"Elementwise {_name} (any dtype type-checks, as Relay's IdentityRel; an "
+        "integer result is the real result cast to the dtype).",
     )
 
 
@@ -256,7 +258,7 @@ def _cast_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
 def _cast_kernel(args, attrs):
     a = args[0]
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.asarray(a.astype(attrs.dtype))
+        return np.asarray(a.astype(numpy_dtype(attrs.dtype)))
 
 
 register_op(
@@ -314,19 +316,21 @@ _INIT_ATTRS = {"shape": REQUIRED, "dtype": "float32"}
 
 register_op(
     "zeros", num_inputs=0, type_relation=_init_rel("zeros"),
-    kernel=lambda args, attrs: np.zeros(attrs.shape, dtype=attrs.dtype),
+    kernel=lambda args, attrs: np.zeros(attrs.shape, dtype=numpy_dtype(attrs.dtype)),
     pattern=OpPattern.ELEMWISE, attrs=_INIT_ATTRS, attrs_type_key="relay.attrs.InitOpAttrs",
     description="A tensor of zeros of a static shape.",
 )
 register_op(
     "ones", num_inputs=0, type_relation=_init_rel("ones"),
-    kernel=lambda args, attrs: np.ones(attrs.shape, dtype=attrs.dtype),
+    kernel=lambda args, attrs: np.ones(attrs.shape, dtype=numpy_dtype(attrs.dtype)),
     pattern=OpPattern.ELEMWISE, attrs=_INIT_ATTRS, attrs_type_key="relay.attrs.InitOpAttrs",
     description="A tensor of ones of a static shape.",
 )
 register_op(
     "full", num_inputs=1, type_relation=_full_rel,
-    kernel=lambda args, attrs: np.full(attrs.shape, args[0], dtype=attrs.dtype or args[0].dtype),
+    kernel=lambda args, attrs: np.full(
+        attrs.shape, args[0], dtype=numpy_dtype(attrs.dtype) if attrs.dtype else args[0].dtype
+    ),
     pattern=OpPattern.ELEMWISE, attrs={"shape": REQUIRED, "dtype": ""},
     attrs_type_key="relay.attrs.InitOpAttrs",
     description="A tensor of a static shape filled with a scalar.",

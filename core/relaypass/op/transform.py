@@ -618,7 +618,8 @@ def repeat(data: Expr, repeats: int, axis: int) -> Call:
 
 
 def broadcast_to(data: Expr, shape) -> Call:
-    return call("broadcast_to", [data], shape=static_shape(shape, "broadcast_to"), dtype="")
+    shape = static_shape(shape, "broadcast_to", keep_int64=True)
+    return call("broadcast_to", [data], shape=shape, dtype="")
 
 
 def layout_transform(data: Expr, src_layout: str, dst_layout: str) -> Call:

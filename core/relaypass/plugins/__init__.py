@@ -30,6 +30,8 @@ _LAZY = {
     "PluginImportError": "relaypass.transform.errors",
     "PluginBuildError": "relaypass.transform.errors",
     "DuplicatePassError": "relaypass.transform.errors",
+    "NameShadowedError": "relaypass.transform.registry",
+    "PluginWarning": "relaypass.entry_points",
     "MissingDependencyError": "relaypass.transform.errors",
     "DependencyCycleError": "relaypass.transform.errors",
     "RoleConflictError": "relaypass.transform.errors",

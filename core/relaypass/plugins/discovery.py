@@ -18,7 +18,8 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
-from ..entry_points import entry_points_of_group
+from ..entry_points import STANDARD_DISTRIBUTION, entry_points_of_group
+from ..transform.config import shown
 from ..transform.errors import ManifestError, PluginError
 from ..transform.specs import Declarations, Origin
 from .manifest import MANIFEST_NAME, manifest_fix, read_manifest
@@ -68,16 +69,29 @@ def discover() -> list[DiscoveredPlugin]:
     """Every entry point of the ``relaypass.plugins`` group, with its manifest read.
 
     Problems (an entry point that does not name a package, a missing or
-    invalid manifest) are recorded on the plugin, never raised, so one broken
-    distribution cannot hide the others.
+    invalid manifest, a distribution whose metadata cannot be read) are
+    recorded on the plugin, never raised, so one broken distribution cannot
+    hide the others.
     """
     found: list[DiscoveredPlugin] = []
-    for ep, dist_name, dist_version in entry_points_of_group(GROUP):
+    unreadable: list[tuple[str, str]] = []
+    for ep, dist_name, dist_version in entry_points_of_group(GROUP, unreadable):
         origin = Origin(dist_name, dist_version, entry_point=ep.name)
         try:
             found.append(DiscoveredPlugin(origin, _declarations(ep.value, origin)))
         except PluginError as exc:
             found.append(DiscoveredPlugin(origin, None, exc))
+        except Exception as exc:  # a manifest no check foresaw: contained all the same
+            found.append(DiscoveredPlugin(origin, None, ManifestError(
+                f"the plugin manifest of {origin} cannot be read "
+                f"({type(exc).__name__}: {shown(str(exc), 200)})",
+                distribution=dist_name, version=dist_version, fix=manifest_fix(origin))))
+    for where, why in unreadable:
+        origin = Origin(where, "", entry_point="?")
+        found.append(DiscoveredPlugin(origin, None, ManifestError(
+            f"the metadata of the installed distribution at {where} cannot be read ({why}), "
+            "so any relaypass plugin it holds is left out",
+            distribution=where, fix="reinstall or remove that distribution")))
     return found
 
 
@@ -88,7 +102,8 @@ def _declarations(value: str, origin: Origin) -> Declarations:
             f"entry point {origin.entry_point!r} of {origin} in group {GROUP!r} is {value!r}; "
             f"it must name the package that holds {MANIFEST_NAME} (e.g. \"my_package\")",
             distribution=origin.distribution, version=origin.version,
-            fix=f"fix the entry point in the project metadata of {origin.distribution} "
+            fix=manifest_fix(origin) if origin.distribution == STANDARD_DISTRIBUTION else
+                f"fix the entry point in the project metadata of {origin.distribution} "
                 f"or uninstall it (pip uninstall {origin.distribution})",
         )
     try:

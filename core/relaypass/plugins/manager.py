@@ -172,6 +172,6 @@ def call_each(hook: Any) -> list[tuple[object, Any, BaseException | None]]:
     for impl in hook.get_hookimpls():
         try:
             out.append((impl.plugin, impl.function(), None))
-        except Exception as exc:  # contained: reported as a PluginHookError by the caller
+        except (Exception, SystemExit) as exc:  # contained: a PluginHookError, by the caller
             out.append((impl.plugin, None, exc))
     return out

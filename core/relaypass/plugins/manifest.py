@@ -22,7 +22,9 @@ the full reference)::
 
     [[pass.config]]                  # optional: PassContext config keys it reads
     name = "my_pkg.FoldConstant.max_size"
-    type = "int"                     # bool int float str list[bool|int|float|str]
+    type = "int"                     # bool int float str path output list[bool|int|float|str]
+                                     # (path, output: see docs/plugins.md; a pipeline file
+                                     # gives only paths inside its output folder)
     default = 1024
     help = "..."
 
@@ -73,7 +75,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-from ..transform.config import VALUE_TYPES, ConfigKey, coerce_value, describe_type
+from ..entry_points import STANDARD_DISTRIBUTION
+from ..transform.config import VALUE_TYPES, ConfigKey, coerce_value, describe_type, shown
 from ..transform.errors import ManifestError
 from ..transform.specs import (
     PASS_KINDS,
@@ -99,6 +102,10 @@ _VALUE_KEYS = ("name", "type", "default", "help")
 
 
 def manifest_fix(origin: Origin) -> str:
+    """The way out of a broken manifest (relaypass's own: reinstalling it, never removing it)."""
+    if origin.distribution == STANDARD_DISTRIBUTION:
+        return ("reinstall relaypass (pip install --force-reinstall relaypass); its own "
+                f"{MANIFEST_NAME} should never be broken")
     return (
         f"fix {MANIFEST_NAME} of {origin.distribution} (format: docs/plugins.md) "
         f"or uninstall it (pip uninstall {origin.distribution})"
@@ -124,7 +131,7 @@ class _Reader:
     def keys(self, table: Mapping[str, Any], allowed: tuple[str, ...], path: str) -> None:
         for key in table:
             if key not in allowed:
-                raise self.fail(path, f"unknown key {key!r}; valid keys: {', '.join(allowed)}")
+                raise self.fail(path, f"unknown key {shown(key)}; valid keys: {', '.join(allowed)}")
 
     def need(self, table: Mapping[str, Any], key: str, path: str) -> Any:
         if key not in table:
@@ -133,14 +140,14 @@ class _Reader:
 
     def string(self, value: Any, path: str, pattern: re.Pattern[str] | None = None, what: str = "") -> str:
         if not isinstance(value, str) or not value:
-            raise self.fail(path, f"expected a non-empty string, not {value!r}")
+            raise self.fail(path, f"expected a non-empty string, not {shown(value)}")
         if pattern is not None and not pattern.match(value):
-            raise self.fail(path, f"{value!r} is not {what}")
+            raise self.fail(path, f"{shown(value)} is not {what}")
         return value
 
     def names(self, value: Any, path: str, allow_all: bool = False) -> tuple[str, ...]:
         if not isinstance(value, list):
-            raise self.fail(path, f"expected a list of pass names, not {value!r}")
+            raise self.fail(path, f"expected a list of pass names, not {shown(value)}")
         out = []
         for i, item in enumerate(value):
             if allow_all and item == "*":
@@ -151,7 +158,7 @@ class _Reader:
 
     def tables(self, value: Any, path: str) -> list[Mapping[str, Any]]:
         if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
-            raise self.fail(path, f"expected an array of tables ([[{path}]]), not {value!r}")
+            raise self.fail(path, f"expected an array of tables ([[{path}]]), not {shown(value)}")
         return value
 
     def value_decl(self, table: Mapping[str, Any], path: str) -> tuple[str, str, Any, str, bool]:
@@ -159,10 +166,10 @@ class _Reader:
         name = self.string(self.need(table, "name", path), f"{path}.name", _NAME, "a valid name")
         tname = self.need(table, "type", path)
         if tname not in VALUE_TYPES:
-            raise self.fail(f"{path}.type", f"unknown type {tname!r}; valid types: {', '.join(VALUE_TYPES)}")
+            raise self.fail(f"{path}.type", f"unknown type {shown(tname)}; valid types: {', '.join(VALUE_TYPES)}")
         help_text = table.get("help", "")
         if not isinstance(help_text, str):
-            raise self.fail(f"{path}.help", f"expected a string, not {help_text!r}")
+            raise self.fail(f"{path}.help", f"expected a string, not {shown(help_text)}")
         has_default = "default" in table
         default = None
         if has_default:
@@ -170,7 +177,7 @@ class _Reader:
             if default is None:
                 raise self.fail(
                     f"{path}.default",
-                    f"{describe_type(table['default'])} {table['default']!r} does not match type {tname}",
+                    f"{describe_type(table['default'])} {shown(table['default'])} does not match type {tname}",
                 )
         return name, tname, default, help_text, has_default
 
@@ -196,7 +203,7 @@ class _Reader:
         self.keys(data, _TOP_KEYS, "")
         fmt = data.get("format", FORMAT)
         if fmt != FORMAT:
-            raise self.fail("format", f"unsupported manifest format {fmt!r}; this relaypass reads format {FORMAT}")
+            raise self.fail("format", f"unsupported manifest format {shown(fmt)}; this relaypass reads format {FORMAT}")
         decls = Declarations()
         seen: set[str] = set()
         for i, table in enumerate(self.tables(data.get("pass", []), "pass")):
@@ -219,10 +226,10 @@ class _Reader:
         name = self.string(self.need(table, "name", path), f"{path}.name", _NAME, "a valid pass name")
         kind = self.need(table, "kind", path)
         if kind not in PASS_KINDS:
-            raise self.fail(f"{path}.kind", f"unknown kind {kind!r}; valid kinds: {', '.join(PASS_KINDS)}")
+            raise self.fail(f"{path}.kind", f"unknown kind {shown(kind)}; valid kinds: {', '.join(PASS_KINDS)}")
         opt_level = self.need(table, "opt_level", path)
         if isinstance(opt_level, bool) or not isinstance(opt_level, int) or opt_level < 0:
-            raise self.fail(f"{path}.opt_level", f"expected a non-negative integer, not {opt_level!r}")
+            raise self.fail(f"{path}.opt_level", f"expected a non-negative integer, not {shown(opt_level)}")
         factory = self.string(self.need(table, "factory", path), f"{path}.factory", _FACTORY,
                               "of the form 'package.module:attribute'")
         required = self.names(table.get("required", []), f"{path}.required")
@@ -231,7 +238,7 @@ class _Reader:
         preserves = self.names(table.get("preserves", []), f"{path}.preserves", allow_all=True)
         help_text = table.get("help", "")
         if not isinstance(help_text, str):
-            raise self.fail(f"{path}.help", f"expected a string, not {help_text!r}")
+            raise self.fail(f"{path}.help", f"expected a string, not {shown(help_text)}")
         declared_by = f"{name} ({self.origin})"
         config = self.config(table.get("config", []), f"{path}.config", declared_by)
         options = self.options(table.get("option", []), f"{path}.option")
@@ -244,7 +251,7 @@ class _Reader:
             return None
         if not isinstance(value, str) or value not in PASS_ROLES:
             known = ", ".join(repr(r) for r in PASS_ROLES)
-            raise self.fail(path, f"unknown role {value!r}; the roles this relaypass knows: {known} "
+            raise self.fail(path, f"unknown role {shown(value)}; the roles this relaypass knows: {known} "
                                   "(a newer relaypass may know more: pip install -U relaypass)")
         needed = [o.name for o in options if o.required]
         if needed:
@@ -259,7 +266,7 @@ class _Reader:
                               "of the form 'package.module:attribute'")
         help_text = table.get("help", "")
         if not isinstance(help_text, str):
-            raise self.fail(f"{path}.help", f"expected a string, not {help_text!r}")
+            raise self.fail(f"{path}.help", f"expected a string, not {shown(help_text)}")
         options = self.options(table.get("option", []), f"{path}.option")
         return InstrumentSpec(name, factory, self.origin, options, help_text)
 
@@ -271,14 +278,24 @@ def parse_manifest(text: str, origin: Origin) -> Declarations:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise reader.fail("", f"not valid TOML ({exc})") from None
+    except RecursionError:
+        raise reader.fail("", "not readable: arrays or inline tables nested too deeply "
+                              "for the TOML reader") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise reader.fail("", f"not readable ({shown(str(exc), 120)})") from None
     return reader.read(data)
 
 
 def read_manifest(path: str, origin: Origin) -> Declarations:
     """The declarations of the manifest file at ``path``."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except OSError as exc:
         raise _Reader(origin).fail("", f"cannot read the manifest ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Reader(origin).fail(
+            "", f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
     return parse_manifest(text, origin)

@@ -43,7 +43,7 @@ from ..ir.types import (
     scalar_type,
 )
 from ..transform.parsing import fromtext, parse
-from . import analysis, base, expr_functor, op, ty
+from . import analysis, base, expr, expr_functor, function, op, quantize, ty
 from .op import *  # noqa: F403
 from .op import nn
 
@@ -52,7 +52,7 @@ RelayExpr = Expr
 __all__ = [
     "Any", "Call", "Constant", "Expr", "ExprFunctor", "ExprMutator", "ExprVisitor", "FuncType",
     "Function", "GlobalTypeVar", "GlobalVar", "IRModule", "If", "MixedModeMutator", "SourceName",
-    "Span", "base", "expr_functor", "ty",
+    "Span", "base", "expr", "expr_functor", "function", "quantize", "ty",
     "IncompleteType", "Let", "Op", "RefCreate", "RefRead", "RefType", "RefWrite", "RelayExpr",
     "ScopeBuilder", "TensorType", "Tuple", "TupleGetItem", "TupleType", "Type", "TypeKind",
     "TypeVar", "Var", "analysis", "bind", "const", "nn", "op", "scalar_type", "var",
@@ -67,6 +67,7 @@ _LAZY_SUBMODULES = {
     "frontend": "relaypass.relay.frontend",
     "testing": "relaypass.relay.testing",
     "build_module": "relaypass.relay.build_module",
+    "dataflow_pattern": "relaypass.relay.dataflow_pattern",
 }
 
 

@@ -11,6 +11,12 @@ its users, whatever it does:
     it leaves the module it was given as it was: same global variables bound
     to the same function objects, and every node structurally what it was
     (compared with a copy made, through the text format, before the pass ran);
+    and no module pass (the pass itself, a member of a Sequential, a pass it
+    requires) edits the module the pass manager hands it.  The manager hands
+    each module pass a copy, so such an edit cannot reach the caller here;
+    but the same code changes its caller's module wherever nothing makes
+    that copy (TVM's pass manager, a direct call of ``pass_func``), so it is
+    reported all the same;
 ``well_formed``
     it returns a module (a function, for a function input) in which every
     variable is bound once and used in its scope, nothing is free, and every
@@ -51,6 +57,7 @@ from ..ir.structural import assert_structural_equal
 from ..ir.text.parser import parse
 from ..transform.context import PassContext
 from ..transform.pass_info import PassInfo
+from ..transform.passes import watch_handed_modules
 from ..transform.registry import get_pass, get_registry
 from ..transform.specs import TYPE_INFERENCE
 from .compare import compare_outputs, flatten_outputs
@@ -341,7 +348,8 @@ class _Checker:
         snapshot = _Snapshot(program_mod)
 
         try:
-            out = self.call(program)
+            with watch_handed_modules() as handed:
+                out = self.call(program)
         except Exception as exc:
             raise fail("raises", f"it raised {type(exc).__name__}: {exc}",
                        details=_where_raised(exc)) from exc
@@ -353,6 +361,10 @@ class _Checker:
             raise PassCheckError("input_unchanged", self.name, changed, was, out,
                                  f"--- the program given, as the pass left it:\n{_text(program)}",
                                  note)
+        edits = handed.edits()
+        if edits:
+            editor, what = edits[0]
+            raise fail("input_unchanged", _edit_reason(editor, what), out)
 
         out_mod = self._output_module(program, out, fail)
         problem = _ill_formed(out_mod)
@@ -463,6 +475,17 @@ class _Snapshot:
         except AssertionError as exc:
             return f"it changed the nodes of the module it was given in place: {exc}"
         return ""
+
+
+def _edit_reason(editor: Any, what: str) -> str:
+    """Why a module pass that edited the module it was handed fails ``input_unchanged``."""
+    return (
+        f"module pass {editor.info.name!r} edits the module it is handed ({what}); the pass "
+        "manager handed it a copy, so the caller's module is intact here, but the same code "
+        "changes its caller's module wherever nothing copies it first (TVM's pass manager, a "
+        "direct call of its pass_func): start from a copy (mod.shallow_copy()) or build a new "
+        "IRModule, and return that"
+    )
 
 
 def _ill_formed(mod: IRModule) -> str:

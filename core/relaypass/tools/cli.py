@@ -135,9 +135,7 @@ def _secs(seconds: float) -> str:
 # --- pipelines -----------------------------------------------------------------------------
 def _read_spec(args: argparse.Namespace) -> PipelineSpec:
     """The pipeline file, validated, with -O and --disable applied."""
-    from ..transform.pipeline import read_pipeline
-
-    spec = read_pipeline(args.pipeline)
+    spec = _read_pipeline(args)
     level = getattr(args, "opt_level", None)
     if level is not None:
         if level < 0:
@@ -148,6 +146,16 @@ def _read_spec(args: argparse.Namespace) -> PipelineSpec:
         _check_pass_names(spec, disabled, "--disable")
         spec = replace(spec, disabled_pass=tuple(dict.fromkeys(spec.disabled_pass + tuple(disabled))))
     return spec
+
+
+def _read_pipeline(args: argparse.Namespace) -> PipelineSpec:
+    """The pipeline file, validated; what it writes stays inside ``--out-dir``."""
+    from ..transform.pipeline import read_pipeline
+
+    out_dir = getattr(args, "out_dir", None) or os.getcwd()
+    if not os.path.isdir(out_dir):
+        raise CLIError(f"--out-dir {out_dir}: not a folder")
+    return read_pipeline(args.pipeline, out_dir)
 
 
 def _sequence_names(spec: PipelineSpec) -> set[str]:
@@ -670,10 +678,30 @@ def _options_json(options: Any) -> list[dict[str, Any]] | None:
 
 
 def _plugin_warnings() -> None:
+    from ..entry_points import STANDARD_DISTRIBUTION
     from ..transform.registry import get_registry
 
     for error in get_registry().errors():
-        _err(f"relaypass: warning: {str(error).splitlines()[0]}")
+        _warning_line(str(error))
+    for hidden, used in get_registry().shadowed():
+        if used.origin.distribution == STANDARD_DISTRIBUTION:
+            continue  # a NameShadowedError above says it
+        origin = hidden.origin
+        qualified = f"{origin.entry_point or origin.distribution}:{hidden.name}"
+        _err(f"relaypass: note: {hidden.name} is overridden: it names the one of {used.origin}; "
+             f"{qualified} names the one of {origin}")
+
+
+_said: set[str] = set()
+
+
+def _warning_line(text: str) -> None:
+    """Write ``relaypass: warning: <first line of text>`` unless this run already did."""
+    lines = text.strip().splitlines()
+    line = f"relaypass: warning: {lines[0] if lines else text}"
+    if line not in _said:
+        _said.add(line)
+        _err(line)
 
 
 def _cmd_passes(args: argparse.Namespace) -> int:
@@ -758,9 +786,7 @@ def _explain_reason(step: ScheduledPass, spec: PipelineSpec) -> str:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ..transform.pipeline import read_pipeline
-
-    spec = read_pipeline(args.pipeline)
+    spec = _read_pipeline(args)
     n = len(_leaf_names(spec))
     m = len(spec.instruments)
     print(f"ok: {n} pass{'es' if n != 1 else ''}, {m} instrument{'s' if m != 1 else ''}")
@@ -824,8 +850,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    def out_dir_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--out-dir", metavar="DIR",
+                       help="the folder the pipeline file's instruments may write in: their "
+                            "file and folder options are relative to it, and may not leave it "
+                            "(default: the current directory)")
+
     def pipeline_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("pipeline", metavar="PIPELINE.toml", help="a pipeline file")
+        out_dir_option(p)
         p.add_argument("-O", dest="opt_level", type=int, metavar="N",
                        help="run at opt_level N instead of the file's")
         p.add_argument("--disable", action="append", metavar="NAME", default=[],
@@ -941,6 +974,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_check = sub.add_parser("check", parents=[common], help="validate a pipeline file",
                              description="Validate a pipeline file without running it.")
     p_check.add_argument("pipeline", metavar="PIPELINE.toml", help="a pipeline file")
+    out_dir_option(p_check)
     p_check.set_defaults(func=_cmd_check)
 
     p_print = sub.add_parser("print", parents=[common],
@@ -993,7 +1027,30 @@ def _one_line(exc: BaseException) -> str:
     return line
 
 
+def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A warning as one line ``relaypass: warning: ...`` (a plugin's names the plugin)."""
+    from ..entry_points import PluginWarning
+
+    text = str(message).strip() or category.__name__
+    if not issubclass(category, PluginWarning):
+        text = f"{category.__name__}: {text}"
+    _warning_line(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+
+    shown_before = warnings.showwarning
+    warnings.showwarning = _show_warning
+    _said.clear()
+    try:
+        return _main(argv)
+    finally:
+        warnings.showwarning = shown_before
+
+
+def _main(argv: Sequence[str] | None) -> int:
     traceback_requested = "--traceback" in (sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()

@@ -32,7 +32,10 @@ relaypass submodules as needed), up to the first object that is not a
 module, so attributes of values (``relay.var("x").name_hint``) are not
 checked.  Each name relaypass does not provide is reported once, at its
 first line, spelled as in TVM.  A name whose lookup raises an error saying
-it is out of scope is listed separately, with the error's message.
+it is out of scope is listed separately, with the error's message; so is a
+function that is there only to raise that error when called (such as
+``relay.quantize.quantize``), which says so by its ``__relaypass_out_of_scope__``
+attribute.
 
 The files are untrusted input: they are parsed with :mod:`ast`, never
 imported or executed.  Only relaypass's own modules are imported, and never
@@ -79,6 +82,10 @@ OUT_OF_SCOPE = "out-of-scope"  # its lookup raised an error saying it is out of 
 UNCHECKED = "unchecked"        # its lookup raised another error (a missing extra, a broken plugin)
 DYNAMIC = "dynamic"            # importlib.import_module("tvm...") / __import__: not rewritten
 NOTE = "note"                  # information only (a warning raised by the lookup, star imports)
+
+OUT_OF_SCOPE_MARK = "__relaypass_out_of_scope__"
+"""A function that exists only to raise RelayCompatError when called carries this attribute
+(why, one line), so that the report lists it as out of scope without calling it."""
 
 
 @dataclass(frozen=True)
@@ -511,9 +518,13 @@ class _Status:
 _OK = _Status("ok")
 
 
+# RelayCompatError's message starts with its construct; the report names it already.
+_SCOPE_PREFIX = re.compile(r"^.*? is out of scope for relaypass: ")
+
+
 def _failure(exc: BaseException, parts: tuple[str, ...]) -> _Status:
     if _says_out_of_scope(exc):
-        return _Status(OUT_OF_SCOPE, parts, _first_line(exc))
+        return _Status(OUT_OF_SCOPE, parts, _SCOPE_PREFIX.sub("", _first_line(exc), count=1))
     if isinstance(exc, AttributeError):
         m = _DID_YOU_MEAN.search(str(exc))
         return _Status(MISSING, parts, m.group(0).rstrip("?") + "?" if m else "")
@@ -557,9 +568,14 @@ class _Lookup:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                return _with_notes(_OK, caught), getattr(module, name)
+                value = getattr(module, name)
             except Exception as exc:  # the module's __getattr__ is its own business
                 failure = _failure(exc, parts)
+            else:
+                why = getattr(value, OUT_OF_SCOPE_MARK, None)
+                if isinstance(why, str):
+                    return _with_notes(_Status(OUT_OF_SCOPE, parts, why), caught), None
+                return _with_notes(_OK, caught), value
             if failure.kind != MISSING or name.startswith("_") or not _ours(module):
                 return _with_notes(failure, caught), None
             full = f"{module.__name__}.{name}"

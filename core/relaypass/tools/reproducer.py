@@ -32,7 +32,6 @@ original model file.
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import re
@@ -40,7 +39,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..transform.pipeline import PipelineSpec
+import tomli_w
+
+from ..transform.pipeline import PipelineSpec, SequenceRef
 from .schedule import ScheduledPass, StepRun, runnable
 
 __all__ = ["DEFAULT_ROOT", "reproducer_pipeline", "versions", "write_reproducer"]
@@ -70,7 +71,8 @@ def write_reproducer(root: str, spec: PipelineSpec, schedule: list[ScheduledPass
     save(failed.before, os.path.join(folder, "input.relay"))
     _write(folder, "pipeline.toml", reproducer_pipeline(spec, schedule, failed, error_line, typer))
     _write(folder, "options.json", json.dumps(options, indent=2, default=str) + "\n")
-    names = [s.name for s in runnable(schedule)]
+    lookups = _lookups(spec)
+    names = [lookups.get(s.key_path, s.name) for s in runnable(schedule)]
     if _restores_types(failed, typer):
         names.append(typer)  # its distribution takes part too
     found = versions(names, instruments, model_format)
@@ -107,38 +109,38 @@ def reproducer_pipeline(spec: PipelineSpec, schedule: list[ScheduledPass], faile
                 required.append(s.name)
     disabled = [n for n in spec.disabled_pass if registry.has_pass(n)]
 
-    entries: list[tuple[str, str]] = []
+    entries: list[Any] = []
+    notes: list[str] = []
     if _restores_types(failed, typer) and registry.has_pass(typer):
-        entries.append((_toml(typer), _TYPES_RESTORED))
+        entries.append(typer)
+        notes.append(f"{typer}: {_TYPES_RESTORED}")
     total = len(steps)
+    lookups = _lookups(spec)
     for s in tail:
-        text = _toml(s.name) if not s.options else \
-            f"{{ name = {_toml(s.name)}, options = {_toml(dict(s.options))} }}"
+        name = lookups.get(s.key_path, s.name) if s.kind == "pass" else s.name
+        entries.append(name if not s.options else {"name": name, "options": dict(s.options)})
         note = f"step {s.index} of {total}"
         if s is tail[0]:
             note += ", the pass that raised"
         elif s.kind == "dependency":
             note += f", {s.reason}"
-        entries.append((text, note))
+        notes.append(f"{s.name}: {note}")
 
-    lines = [f"# Reproducer: {failed.step.name} and the rest of the schedule of pipeline "
+    lines = [f"Reproducer: {failed.step.name} and the rest of the schedule of pipeline "
              f"{spec.name} ({spec.source}) after it."]
     if error_line:
-        lines.append(f"# It failed with: {error_line}")
-    lines += ["# Run: relaypass run pipeline.toml input.relay", "",
-              f"name = {_toml(spec.name)}", f"opt_level = {spec.opt_level}"]
+        lines.append(f"It failed with: {error_line}")
+    lines += ["Run: relaypass run pipeline.toml input.relay", "", "The passes, in order:"]
+    lines += [f"  {i}. {note}" for i, note in enumerate(notes, 1)]
+    document: dict[str, Any] = {"name": spec.name, "opt_level": spec.opt_level}
     if required:
-        lines.append(f"required_pass = {_toml(required)}")
+        document["required_pass"] = required
     if disabled:
-        lines.append(f"disabled_pass = {_toml(disabled)}")
-    lines.append("passes = [")
-    width = max(len(text) for text, _ in entries) + 1
-    lines += [f"    {(text + ','):<{width}}  # {note}" for text, note in entries]
-    lines.append("]")
+        document["disabled_pass"] = disabled
+    document["passes"] = entries
     if spec.config:
-        lines += ["", "[config]"]
-        lines += [f"{_toml(key)} = {_toml(value)}" for key, value in spec.config.items()]
-    return "\n".join(lines) + "\n"
+        document["config"] = {key: _plain(value) for key, value in spec.config.items()}
+    return "".join(_comment(line) for line in lines) + "\n" + tomli_w.dumps(_plain(document))
 
 
 def versions(passes: Sequence[str], instruments: Sequence[str] = (),
@@ -224,33 +226,33 @@ def _typed(mod: Any) -> bool:
     return any(isinstance(f, Function) and f.body.has_checked_type for _, f in mod.items())
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+def _lookups(spec: PipelineSpec) -> dict[str, str]:
+    """The name each pass entry of ``spec`` is built by (qualified when the file chose a
+    plugin's pass by ``dist:Name`` or ``overrides``), by key path."""
+    out: dict[str, str] = {}
+    stack: list[Any] = [spec.passes]
+    while stack:
+        ref = stack.pop()
+        if isinstance(ref, SequenceRef):
+            stack.extend(ref.passes)
+        else:
+            out[ref.key_path] = ref.lookup
+    return out
 
 
-def _toml(value: Any) -> str:
-    """``value`` as a TOML value (a pipeline's options and config hold nothing else)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+def _plain(value: Any) -> Any:
+    """``value`` with tuples made lists, as the TOML writer takes them (values are TOML's own)."""
     if isinstance(value, Mapping):
-        items = ", ".join(f"{_toml_key(k)} = {_toml(v)}" for k, v in value.items())
-        return f"{{ {items} }}" if items else "{}"
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    raise TypeError(f"cannot write {value!r} ({type(value).__name__}) in a pipeline file")
+        return [_plain(v) for v in value]
+    return value
 
 
-def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+def _comment(text: str) -> str:
+    """``text`` as a TOML comment line: control characters, which TOML forbids there, escaped."""
+    safe = "".join(c if c == "\t" or c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    return f"# {safe}".rstrip() + "\n"
 
 
 def _readme(spec: PipelineSpec, schedule: list[ScheduledPass], failed: StepRun,

@@ -11,6 +11,7 @@ silently ignored by the pass that never finds it.
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,14 +19,24 @@ from typing import Any
 from ..errors import RelayPassError
 from . import lookup
 
-#: The value types a config key (or a pass/instrument option) may declare.
-VALUE_TYPES = ("bool", "int", "float", "str", "list[bool]", "list[int]", "list[float]", "list[str]")
+#: The value types a config key (or a pass/instrument option) may declare.  ``path`` is a
+#: file or folder path and ``output`` is "stdout", "stderr" or a file path: both are
+#: strings to Python callers, and what a pipeline file gives for them is kept inside the
+#: folder the pipeline was loaded for (:mod:`relaypass.transform.pipeline`).
+VALUE_TYPES = ("bool", "int", "float", "str", "path", "output",
+               "list[bool]", "list[int]", "list[float]", "list[str]")
+
+#: The value types that name a place to write (see :data:`VALUE_TYPES`).
+PATH_TYPES = ("path", "output")
+
+#: The stream names an ``output`` value may give instead of a file path.
+OUTPUT_STREAMS = ("stdout", "stderr")
 
 _PY_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
 
 #: The type key TVM's ``PassContext.list_configs()`` gives for a value type (a Bool is an IntImm there).
 TVM_TYPE_KEYS = {"bool": "IntImm", "int": "IntImm", "float": "FloatImm", "str": "runtime.String",
-                 "list": "Array"}
+                 "path": "runtime.String", "output": "runtime.String", "list": "Array"}
 
 
 class ConfigError(RelayPassError):
@@ -71,14 +82,24 @@ def _scalar_ok(tname: str, value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if tname == "float":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if tname in PATH_TYPES:
+        return isinstance(value, str) and bool(value) and "\0" not in value
     return isinstance(value, str)
+
+
+def _as_float(value: Any) -> float | None:
+    """``value`` as a float; None for an int too large for one (TOML integers are unbounded)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def coerce_value(tname: str, value: object) -> Any:
     """``value`` in its canonical form for type ``tname``; None when it does not fit.
 
     Lists become tuples (values are shared by contexts and must not change), ints
-    given for a float become floats.
+    given for a float become floats (an int too large for a float does not fit).
     """
     if tname.startswith("list["):
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
@@ -86,10 +107,30 @@ def coerce_value(tname: str, value: object) -> Any:
         inner = tname[5:-1]
         if not all(_scalar_ok(inner, v) for v in value):
             return None
-        return tuple(float(v) for v in value) if inner == "float" else tuple(value)
+        if inner != "float":
+            return tuple(value)
+        floats = tuple(_as_float(v) for v in value)
+        return None if None in floats else floats
     if not _scalar_ok(tname, value):
         return None
-    return float(value) if tname == "float" else value  # type: ignore[arg-type]
+    return _as_float(value) if tname == "float" else value
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for an error message: bounded in length and depth, never raising.
+
+    Values in messages come from files (pipelines, manifests) that may hold
+    tables nested thousands deep or integers of thousands of digits, whose
+    plain ``repr`` raises (RecursionError, ValueError) or runs to megabytes.
+    """
+    r = reprlib.Repr()
+    r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
+    r.maxdict = r.maxlist = r.maxtuple = r.maxset = 6
+    try:
+        text = r.repr(value)
+    except Exception:  # a value whose repr fails: say what it is
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe_type(value: object) -> str:
@@ -127,7 +168,7 @@ class ConfigKey:
         if out is None:
             raise ConfigTypeError(
                 f"config key {self.name!r} takes a {self.type}, not {describe_type(value)} "
-                f"{value!r}" + (f" ({self.help})" if self.help else "")
+                f"{shown(value)}" + (f" ({self.help})" if self.help else "")
             )
         return out
 
@@ -173,7 +214,7 @@ def unknown_key_error(key: str, declared: Mapping[str, ConfigKey]) -> UnknownCon
     hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else "."
     valid = ", ".join(sorted(declared)) or "none (no registered pass declares a config key)"
     return UnknownConfigKeyError(
-        f"unknown PassContext config key {key!r}{hint} Valid keys: {valid}. "
+        f"unknown PassContext config key {shown(key, 120)}{hint} Valid keys: {valid}. "
         "A pass declares its keys in its manifest ([[pass.config]]) or with register_pass(config=...)."
     )
 

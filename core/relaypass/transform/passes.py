@@ -8,7 +8,10 @@ and record that it ran.  The record (``log``, one list per top-level call) is
 what lets a required pass be skipped when every pass since its last run
 declared that it preserves it.  As in Relay, a function pass ends by typing
 the module it built with the pass of the "type-inference" role, reported to
-instruments inside the function pass (see :func:`_type_result`).
+instruments inside the function pass; only the functions that need it are
+typed (see :func:`_type_result`).  A module pass is handed its own copy
+even when Relay code edits its argument in place; :func:`watch_handed_modules`
+lets a test kit see such edits.
 
 The loop in :meth:`Sequential._transform` is the hot path of every pipeline; it
 is written flat, with no per-pass allocation besides the module copy, so a
@@ -17,7 +20,8 @@ no-op pass costs about a microsecond.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -113,7 +117,14 @@ class ModulePass(Pass):
         self.pass_func = pass_func
 
     def _transform(self, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
+        # The pass gets a module of its own (a new function map sharing the immutable
+        # functions, the same frozen attrs), so whatever it does to its argument
+        # (``mod[gv] = f``, ``update_func``, ``add``, ``remove``, new attrs) never
+        # reaches the caller, even for Relay code written for TVM's mutable IRModule.
         given = mod.copy()
+        watch = _HANDED.get()
+        if watch is not None:
+            watch.append((self, mod, given))
         try:
             out = self.pass_func(given, ctx)
         except Exception as exc:
@@ -176,7 +187,7 @@ class FunctionPass(Pass):
                 updates.append((gv, new))
         for gv, new in updates:
             out.add(gv, new, update=True)
-        return _type_result(self, out, bool(updates), ctx)
+        return _type_result(self, mod, out, [gv for gv, _new in updates], ctx)
 
 
 def _skip_function(func: Any) -> bool:
@@ -253,8 +264,14 @@ def _run(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
 
 
 def _run_instrumented(p: Pass, mod: Any, ctx: PassContext, log: list[Pass],
-                      compute: bool = True) -> Any:
-    """Run ``p`` under the context's instruments; ``compute=False``: report it, keep ``mod``."""
+                      compute: Callable[[Any], Any] | None = None) -> Any:
+    """Run ``p`` under the context's instruments.
+
+    ``compute(mod)``, when given, stands for ``p``'s own transformation (the
+    instruments see ``p`` run either way): the incremental typing of a
+    function pass's result passes its own, or ``lambda m: m`` when typing
+    would change nothing.
+    """
     info = p.info
     if info.name not in ctx._required:
         run = True
@@ -265,7 +282,7 @@ def _run_instrumented(p: Pass, mod: Any, ctx: PassContext, log: list[Pass],
             return mod
     for pi in ctx.instruments:
         pi.run_before_pass(mod, info)
-    out = p._transform(mod, ctx, log) if compute else mod
+    out = p._transform(mod, ctx, log) if compute is None else compute(mod)
     for pi in ctx.instruments:
         pi.run_after_pass(out, info)
     log.append(p)
@@ -287,16 +304,21 @@ def _run_required(p: Pass, mod: Any, ctx: PassContext, log: list[Pass]) -> Any:
     return mod
 
 
-def _type_result(fpass: Pass, mod: Any, changed: bool, ctx: PassContext) -> Any:
+def _type_result(fpass: Pass, before: Any, mod: Any, changed: list[Any],
+                 ctx: PassContext) -> Any:
     """``mod``, the module function pass ``fpass`` built, typed as Relay's FunctionPass types it.
 
     Relay ends every function pass with ``InferType()(mod)``: a run of its own,
     which instruments see (asked ``should_run``, reported before and after)
     nested inside the function pass, and which a ``required`` pass does not
     count as having run.  Here the typing pass is the one of the
-    "type-inference" role.  When the pass changed no function and every
-    function of ``mod`` is already typed, typing would give the same module:
-    the run is reported all the same, but not computed.
+    "type-inference" role, and the run computes only what it must
+    (:func:`_typing_plan`): nothing when every function is typed, whether
+    the pass kept it or returned it typed with the type it had (``before``
+    is the module the pass was given, ``changed`` the global variables of
+    the functions it replaced); only the changed functions when every other
+    one is typed and none changes its type; else the whole module.  The
+    instruments see the run all the same.
     """
     if _TYPING.get():  # a function pass the typing pass runs itself: typed by that run
         return mod
@@ -306,16 +328,16 @@ def _type_result(fpass: Pass, mod: Any, changed: bool, ctx: PassContext) -> Any:
         typer = lookup.registry().role_pass(TYPE_INFERENCE)
         if typer.info.name == fpass.info.name:  # the typing pass is itself a function pass
             return mod
-        compute = changed or not _all_typed(mod)
-        if not ctx.instruments:
-            if not compute:
-                return mod
+        plan = _typing_plan(before, mod, set(changed))
+        if plan is _NOTHING:
+            compute: Callable[[Any], Any] | None = _unchanged
+        else:
             if typer.info.required:
                 mod = _run_required(typer, mod, ctx, nested)
-            return typer._transform(mod, ctx, nested)
-        if compute and typer.info.required:
-            mod = _run_required(typer, mod, ctx, nested)
-        return _run_instrumented(typer, mod, ctx, nested, compute)
+            compute = None if plan is _EVERYTHING else _retyping(typer, before, plan, ctx, nested)
+        if ctx.instruments:
+            return _run_instrumented(typer, mod, ctx, nested, compute)
+        return typer._transform(mod, ctx, nested) if compute is None else compute(mod)
     except Exception as exc:
         add_note(exc, f"{_NOTE_PREFIX}while typing the result of function pass "
                       f"{fpass.info.name!r}{_from(fpass)} (a function pass ends with type "
@@ -325,16 +347,97 @@ def _type_result(fpass: Pass, mod: Any, changed: bool, ctx: PassContext) -> Any:
         _TYPING.reset(token)
 
 
+_NOTHING: list[Any] = []
+_EVERYTHING: list[Any] = []
+
+
+def _unchanged(mod: Any) -> Any:
+    return mod
+
+
+def _typing_plan(before: Any, mod: Any, changed: set[Any]) -> list[Any]:
+    """What typing ``mod`` must compute: ``_NOTHING``, ``_EVERYTHING``, or the functions to type.
+
+    Only type inference sets ``checked_type`` (or a pass that builds typed
+    nodes on purpose, as FuseOps does), and nodes are immutable, so a typed
+    function is typed as inference would type it as long as the functions it
+    calls keep their types.  A function the pass returned unchanged and typed
+    is thus typed already, and so is a changed one that comes back typed
+    with the type it had.  An unchanged untyped function needs typing, which
+    types the whole module (nothing says what its callers assumed).  Only
+    the other changed functions are left to type when each was typed before
+    the pass and fully annotated (its declared type is its type, so each
+    caller's typing holds while it keeps that type: :func:`_retyping` checks
+    that it does) and every function not left to type is fully annotated.
+    """
+    pending = []
+    incremental = True
+    for gv, func in mod.items():
+        if gv in changed:
+            old = before[gv]
+            old_typed = getattr(old, "has_checked_type", False)
+            if old_typed and getattr(func, "has_checked_type", False) \
+                    and func.checked_type == old.checked_type:
+                if not _annotated(func):
+                    incremental = False
+                continue
+            pending.append(gv)
+            if not (old_typed and _annotated(old)):
+                incremental = False
+        elif not getattr(func, "has_checked_type", False):
+            return _EVERYTHING
+        elif not _annotated(func):
+            incremental = False
+    if not pending:
+        return _NOTHING
+    if not incremental or len(pending) == len(mod):
+        return _EVERYTHING
+    return pending
+
+
+def _annotated(func: Any) -> bool:
+    """Whether ``func`` declares its type: every parameter annotated and a return type."""
+    if getattr(func, "ret_type", None) is None:
+        return False
+    return all(p.type_annotation is not None for p in func.params)
+
+
+def _retyping(typer: Pass, before: Any, changed: list[Any], ctx: PassContext,
+              nested: list[Pass]) -> Callable[[Any], Any]:
+    """Types only the functions ``changed`` of a module whose other functions are typed.
+
+    The typing pass gets the module with each other function replaced by a
+    stand-in of the same declared type whose body calls the function itself
+    (a few nodes, well formed, typed from the declaration), so its work is
+    the changed functions.  Their typed versions replace them, if each kept
+    the type it had in ``before`` (the callers were typed against it); if
+    one did not, the whole module is typed, as Relay types it.
+    """
+    from ..ir.expr import Call, Function
+
+    pending = set(changed)
+
+    def compute(mod: Any) -> Any:
+        work = mod.copy()
+        for gv, func in mod.items():
+            if gv not in pending:
+                params = func.params
+                work.add(gv, Function(params, Call(gv, params), func.ret_type, func.type_params),
+                         update=True)
+        typed = typer._transform(work, ctx, nested)
+        out = mod.copy()
+        for gv in changed:
+            new = typed[gv.name_hint]
+            if new.checked_type != before[gv].checked_type:
+                return typer._transform(mod, ctx, nested)
+            out.add(gv, new, update=True)
+        return out
+
+    return compute
+
+
 #: Set while a function pass's result is being typed (a typing pass may run function passes).
 _TYPING: ContextVar[bool] = ContextVar("relaypass_typing_a_function_pass", default=False)
-
-
-def _all_typed(mod: Any) -> bool:
-    """Whether every function of ``mod`` carries a type (only type inference sets one)."""
-    for _gv, func in mod.items():
-        if not getattr(func, "has_checked_type", False):
-            return False
-    return True
 
 
 def effect_holds(log: list[Any], name: str) -> bool:
@@ -350,6 +453,79 @@ def effect_holds(log: list[Any], name: str) -> bool:
         if name not in kept and PRESERVES_ALL not in kept:
             return False
     return False
+
+
+# --- watching what module passes do to their argument ----------------------------------
+#: While :func:`watch_handed_modules` is active: (pass, module, copy handed to it) per module pass run.
+_HANDED: ContextVar[list[tuple[Pass, Any, Any]] | None] = ContextVar(
+    "relaypass_handed_modules", default=None)
+
+
+class HandedModules:
+    """What the module passes run inside :func:`watch_handed_modules` did to the module they got.
+
+    The pass manager protects the caller whatever a module pass does to its
+    argument, so a pass that edits it works here; yet the same code run
+    where nothing protects the caller (TVM's pass manager, a direct call of
+    its ``pass_func``) changes the caller's module.  This record lets a test
+    kit tell the pass's author.
+    """
+
+    __slots__ = ("runs",)
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[Pass, Any, Any]] = []
+
+    def edits(self) -> list[tuple[Pass, str]]:
+        """Each module pass that changed the module it was handed, with what it changed."""
+        out = []
+        for p, source, given in self.runs:
+            what = _module_difference(source, given)
+            if what:
+                out.append((p, what))
+        return out
+
+
+@contextmanager
+def watch_handed_modules() -> Iterator[HandedModules]:
+    """``with watch_handed_modules() as handed:`` records what each module pass is handed.
+
+    Afterwards ``handed.edits()`` names the module passes that edited the
+    module they were handed.  Only the code run in this context (this
+    thread) is watched; outside it nothing is recorded.
+    """
+    handed = HandedModules()
+    token = _HANDED.set(handed.runs)
+    try:
+        yield handed
+    finally:
+        _HANDED.reset(token)
+
+
+def _module_difference(before: Any, after: Any) -> str:
+    """How the module ``after`` differs from ``before`` in bindings and attrs ('' when it does not).
+
+    Functions are compared by identity (nodes are immutable: a rebound name
+    holds another function object); the words name the global functions
+    added, removed and rebound, and replaced attrs.
+    """
+    old = before.functions
+    new = after.functions
+    names_old = {gv.name_hint: f for gv, f in old.items()}
+    names_new = {gv.name_hint: f for gv, f in new.items()}
+    parts = []
+    added = [n for n in names_new if n not in names_old]
+    removed = [n for n in names_old if n not in names_new]
+    rebound = [n for n, f in names_new.items() if n in names_old and names_old[n] is not f]
+    if rebound:
+        parts.append(f"rebound @{', @'.join(rebound)}")
+    if added:
+        parts.append(f"added @{', @'.join(added)}")
+    if removed:
+        parts.append(f"removed @{', @'.join(removed)}")
+    if after.attrs is not before.attrs and after.attrs != before.attrs:
+        parts.append("replaced its attrs")
+    return ", ".join(parts)
 
 
 # --- helpers -----------------------------------------------------------------------

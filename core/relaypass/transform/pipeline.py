@@ -20,18 +20,31 @@ docs/pipeline-files.md is the reference; in short::
 
     [[instruments]]
     name = "PassTimingInstrument"
-    options = { print_on_exit = true }
+    options = { print_on_exit = true, file = "timing.txt" }
 
 :func:`read_pipeline` validates a file from declarations alone (no plugin is
 imported); :func:`load_pipeline` then builds the passes and instruments.
 Every problem is a :class:`PipelineError` naming the file, the key path and
-what would be valid.
+what would be valid: also bytes that are not UTF-8, nesting too deep to read
+and numbers that do not fit, so a hostile file gets the same one-line error
+as a mistaken one.
+
+A pipeline file writes only inside the output folder it is loaded for
+(``out_dir``, by default the current directory; ``relaypass --out-dir``).
+Option and config values declared with type ``path`` or ``output`` are
+resolved there when the file is read: an absolute path, a ``..`` part or a
+symbolic link leading out of the folder is a PipelineError naming the key,
+and the factories get the resolved absolute path.  ``overrides =
+["dist:Name"]`` makes the plain name ``Name`` mean that plugin's pass or
+instrument in this pipeline, where it would otherwise mean the standard one
+(see :mod:`relaypass.transform.registry`).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,17 +55,26 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from ..entry_points import split_qualified
 from ..errors import RelayPassError
-from .config import unknown_key_error
+from .config import OUTPUT_STREAMS, PATH_TYPES, shown, unknown_key_error
 from .context import PassContext, pass_enabled
 from .pass_info import PassInfo
 from .passes import PRESERVES_ALL, Sequential, effect_holds
 from .registry import add_note, check_options, get_registry
 
-_TOP_KEYS = ("name", "opt_level", "required_pass", "disabled_pass", "passes", "config", "instruments")
+_TOP_KEYS = ("name", "opt_level", "required_pass", "disabled_pass", "passes", "config", "instruments",
+             "overrides")
 _PASS_KEYS = ("name", "options")
 _SEQUENCE_KEYS = ("name", "passes", "opt_level", "required")
 _INSTRUMENT_KEYS = ("name", "options")
+
+#: How deep sequences may nest in a pipeline file (deeper is a PipelineError, never a
+#: RecursionError while reading, building or running it).
+MAX_NESTING = 50
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_MAX_KEY_PATH = 200
 
 
 class PipelineError(RelayPassError):
@@ -62,17 +84,29 @@ class PipelineError(RelayPassError):
         self.source = source
         self.key_path = key_path
         self.problem = problem
-        where = f"{source}: {key_path}: " if key_path else f"{source}: "
+        shown_path = key_path if len(key_path) <= _MAX_KEY_PATH else (
+            key_path[: _MAX_KEY_PATH // 2] + " ... " + key_path[-_MAX_KEY_PATH // 2:])
+        where = f"{source}: {shown_path}: " if key_path else f"{source}: "
         super().__init__(where + problem)
 
 
 @dataclass(frozen=True)
 class PassRef:
-    """A pass named in a pipeline, with its options and where it was named."""
+    """A pass named in a pipeline, with its options and where it was named.
+
+    ``name`` is the pass's own name (what instruments and schedules see);
+    ``lookup`` is the name the registry builds it by: a qualified name
+    (``dist:Name``) when the file gave one or its ``overrides`` chose one.
+    """
 
     name: str
     options: Mapping[str, Any]
     key_path: str
+    lookup: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.lookup:
+            object.__setattr__(self, "lookup", self.name)
 
 
 @dataclass(frozen=True)
@@ -108,10 +142,13 @@ class ScheduleStep:
 
 
 class _Reader:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, out_dir: str) -> None:
         self.source = source
+        self.out_dir = os.path.realpath(out_dir)
         self.registry = get_registry()
         self.sequence_names: set[str] = set()
+        #: Plain name -> the qualified name the pipeline's ``overrides`` chose for it.
+        self.overrides: dict[str, str] = {}
 
     def fail(self, key_path: str, problem: str) -> PipelineError:
         return PipelineError(self.source, key_path, problem)
@@ -121,32 +158,73 @@ class _Reader:
             if key not in allowed:
                 near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
                 hint = f"; did you mean {near[0]!r}?" if near else "."
-                raise self.fail(_join(path, key), f"unknown key {key!r}{hint} Valid keys here: "
-                                f"{', '.join(allowed)}")
+                raise self.fail(_join(path, key), f"unknown key {shown(key)}{hint} Valid keys "
+                                f"here: {', '.join(allowed)}")
 
     def opt_level(self, value: Any, path: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.fail(path, f"opt_level must be a non-negative integer, not {value!r}")
+            raise self.fail(path, f"opt_level must be a non-negative integer, not {shown(value)}")
         return value
 
     def name_list(self, value: Any, path: str) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.fail(path, f"expected a list of pass names, not {value!r}")
+            raise self.fail(path, f"expected a list of pass names, not {shown(value)}")
         return tuple(value)
 
     def options(self, value: Any, path: str) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.fail(path, f"options must be a table (e.g. {{ key = value }}), not {value!r}")
+            raise self.fail(path, f"options must be a table (e.g. {{ key = value }}), not "
+                                  f"{shown(value)}")
         return value
 
     def pass_spec(self, name: str, path: str) -> Any:
+        name = self.overrides.get(name, name)
         try:
             spec = self.registry.lookup_pass(name)
         except RelayPassError as exc:  # declared twice: the plugin error says by whom
             raise self.fail(path, str(exc)) from None
         if spec is None:
-            raise self.fail(path, f"no pass named {name!r} is registered{self.near(name)}")
+            raise self.fail(path, f"no pass named {shown(name)} is registered{self.near(name)}"
+                                  f"{self.registry.unreadable_hint()}")
         return spec
+
+    def read_overrides(self, value: Any, path: str) -> None:
+        """``overrides = ["dist:Name", ...]``: in this pipeline, ``Name`` means that plugin's."""
+        for i, qualified in enumerate(self.name_list(value, path)):
+            where = f"{path}[{i}]"
+            parts = split_qualified(qualified)
+            if parts is None:
+                raise self.fail(where, f"{shown(qualified)} is not a qualified name: an override "
+                                       "names the plugin and the pass or instrument, as "
+                                       "\"dist:Name\" (relaypass passes lists them)")
+            plain = parts[1]
+            try:
+                spec = self.registry.lookup_pass(qualified)
+                if spec is None:
+                    self.registry.instrument_spec(qualified)
+            except RelayPassError:
+                raise self.fail(where, f"no installed plugin provides {shown(qualified)} "
+                                       "(relaypass passes and relaypass instruments list the "
+                                       "qualified names)") from None
+            if plain in self.overrides and self.overrides[plain] != qualified:
+                raise self.fail(where, f"{plain!r} is overridden twice, by "
+                                       f"{self.overrides[plain]!r} and {qualified!r}")
+            self.overrides[plain] = qualified
+
+    def place(self, tname: str, value: str, key_path: str) -> str:
+        """A ``path``/``output`` value resolved inside the output folder (or a stream name)."""
+        if tname == "output" and value in OUTPUT_STREAMS:
+            return value
+        try:
+            return contained_path(self.out_dir, value)
+        except ValueError as exc:
+            raise self.fail(key_path, str(exc)) from None
+
+    def places(self, declared: Any, options: dict[str, Any], path: str) -> dict[str, Any]:
+        """``options`` with each value of a declared path type resolved by :meth:`place`."""
+        types = {o.name: o.type for o in declared or ()}
+        return {key: self.place(types[key], value, _join(path, key))
+                if types.get(key) in PATH_TYPES else value for key, value in options.items()}
 
     def near(self, name: str) -> str:
         names = list(self.registry.pass_names()) + sorted(self.sequence_names)
@@ -155,42 +233,47 @@ class _Reader:
             return f"; did you mean {', '.join(repr(n) for n in near)}?"
         return " (list_passes() shows the registered passes)"
 
-    def entry(self, item: Any, path: str) -> PassRef | SequenceRef:
+    def entry(self, item: Any, path: str, depth: int) -> PassRef | SequenceRef:
         if isinstance(item, str):
             item = {"name": item}
         if not isinstance(item, dict):
             raise self.fail(path, "a pass is a name, { name = ..., options = {...} } or a sequence "
-                            f"{{ name = ..., passes = [...] }}, not {item!r}")
+                            f"{{ name = ..., passes = [...] }}, not {shown(item)}")
         if "passes" in item:
-            return self.sequence(item, path)
+            if depth >= MAX_NESTING:
+                raise self.fail(path, f"sequences nest more than {MAX_NESTING} deep")
+            return self.sequence(item, path, depth + 1)
         self.keys(item, _PASS_KEYS, path)
         name = item.get("name")
         if not isinstance(name, str) or not name:
-            raise self.fail(_join(path, "name"), f"a pass entry needs a pass name, not {name!r}")
+            raise self.fail(_join(path, "name"), f"a pass entry needs a pass name, not {shown(name)}")
         spec = self.pass_spec(name, _join(path, "name"))
         opts = self.options(item.get("options", {}), _join(path, "options"))
         try:
             checked = check_options(spec, "pass", opts, check_types=True)
         except RelayPassError as exc:
             raise self.fail(_join(path, "options"), str(exc)) from None
+        checked = self.places(spec.options, checked, _join(path, "options"))
         self.dependencies(spec.name, spec.required, path, spec)
-        return PassRef(name, checked, path)
+        return PassRef(spec.name, checked, path, self.overrides.get(name, name))
 
-    def sequence(self, item: Mapping[str, Any], path: str) -> SequenceRef:
+    def sequence(self, item: Mapping[str, Any], path: str, depth: int = 0) -> SequenceRef:
         self.keys(item, _SEQUENCE_KEYS, path)
         name = item.get("name", "sequential")
         if not isinstance(name, str) or not name:
-            raise self.fail(_join(path, "name"), f"a sequence name must be a non-empty string, not {name!r}")
+            raise self.fail(_join(path, "name"), "a sequence name must be a non-empty string, "
+                                                 f"not {shown(name)}")
         opt_level = self.opt_level(item.get("opt_level", 0), _join(path, "opt_level"))
         required = self.name_list(item.get("required", []), _join(path, "required"))
         members = item["passes"]
         if not isinstance(members, list):
-            raise self.fail(_join(path, "passes"), f"expected a list of passes, not {members!r}")
+            raise self.fail(_join(path, "passes"), f"expected a list of passes, not {shown(members)}")
         self.sequence_names.add(name)
         for i, dep in enumerate(required):
             self.pass_spec(dep, f"{_join(path, 'required')}[{i}]")
         self.dependencies(name, required, path, None)
-        refs = tuple(self.entry(m, f"{_join(path, 'passes')}[{i}]") for i, m in enumerate(members))
+        refs = tuple(self.entry(m, f"{_join(path, 'passes')}[{i}]", depth)
+                     for i, m in enumerate(members))
         return SequenceRef(name, refs, opt_level, required, path)
 
     def dependencies(self, name: str, required: tuple[str, ...], path: str, spec: Any) -> None:
@@ -204,9 +287,8 @@ class _Reader:
 
     def config(self, value: Any, path: str) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.fail(path, f"config must be a table of key = value, not {value!r}")
-        flat: dict[str, tuple[Any, str]] = {}
-        _flatten(value, "", path, flat)
+            raise self.fail(path, f"config must be a table of key = value, not {shown(value)}")
+        flat = _flatten(value, path)
         declared = self.registry.config_keys()
         out = {}
         for key, (val, key_path) in flat.items():
@@ -221,22 +303,27 @@ class _Reader:
                 out[key] = decl.check(val)
             except RelayPassError as exc:
                 raise self.fail(key_path, str(exc)) from None
+            if decl.type in PATH_TYPES:
+                out[key] = self.place(decl.type, out[key], key_path)
         return out
 
     def instruments(self, value: Any, path: str) -> tuple[InstrumentRef, ...]:
         if not isinstance(value, list):
-            raise self.fail(path, f"expected an array of tables ([[instruments]]), not {value!r}")
+            raise self.fail(path, f"expected an array of tables ([[instruments]]), not {shown(value)}")
         refs = []
         for i, item in enumerate(value):
             ipath = f"{path}[{i}]"
             if isinstance(item, str):
                 item = {"name": item}
             if not isinstance(item, dict):
-                raise self.fail(ipath, f"an instrument is a name or {{ name = ..., options = {{...}} }}, not {item!r}")
+                raise self.fail(ipath, "an instrument is a name or { name = ..., options = {...} }, "
+                                       f"not {shown(item)}")
             self.keys(item, _INSTRUMENT_KEYS, ipath)
             name = item.get("name")
             if not isinstance(name, str) or not name:
-                raise self.fail(_join(ipath, "name"), f"an instrument entry needs a name, not {name!r}")
+                raise self.fail(_join(ipath, "name"), "an instrument entry needs a name, not "
+                                                      f"{shown(name)}")
+            name = self.overrides.get(name, name)
             try:
                 spec = self.registry.instrument_spec(name)
                 opts = check_options(spec, "instrument",
@@ -247,14 +334,16 @@ class _Reader:
             except RelayPassError as exc:
                 raise self.fail(_join(ipath, "name" if "no instrument" in str(exc) else "options"),
                                 str(exc)) from None
+            opts = self.places(spec.options, opts, _join(ipath, "options"))
             refs.append(InstrumentRef(name, opts, ipath))
         return tuple(refs)
 
     def read(self, data: Mapping[str, Any], default_name: str) -> PipelineSpec:
         self.keys(data, _TOP_KEYS, "")
+        self.read_overrides(data.get("overrides", []), "overrides")
         name = data.get("name", default_name)
         if not isinstance(name, str) or not name:
-            raise self.fail("name", f"the pipeline name must be a non-empty string, not {name!r}")
+            raise self.fail("name", f"the pipeline name must be a non-empty string, not {shown(name)}")
         opt_level = self.opt_level(data.get("opt_level", 2), "opt_level")
         if "passes" not in data:
             raise self.fail("passes", "missing: a pipeline lists its passes, e.g. passes = [\"MyPass\"]")
@@ -265,26 +354,67 @@ class _Reader:
         for key, names in (("required_pass", required_pass), ("disabled_pass", disabled_pass)):
             for i, n in enumerate(names):
                 if n not in self.sequence_names and not self.registry.has_pass(n):
-                    raise self.fail(f"{key}[{i}]", f"no pass named {n!r} is registered{self.near(n)}")
+                    raise self.fail(f"{key}[{i}]", f"no pass named {shown(n)} is registered"
+                                                   f"{self.near(n)}")
         config = self.config(data.get("config", {}), "config")
         instruments = self.instruments(data.get("instruments", []), "instruments")
         return PipelineSpec(self.source, name, opt_level, required_pass, disabled_pass, config,
                             root, instruments)
 
 
+def _key(key: str) -> str:
+    """A TOML key as a key path shows it: bare when it can be, else quoted with escapes."""
+    if _BARE_KEY.match(key):
+        return key
+    escaped = "".join(c if c.isprintable() and c not in '"\\' else
+                      ("\\" + c if c in '"\\' else f"\\u{ord(c):04x}") for c in key)
+    return f'"{escaped}"'
+
+
 def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+    return f"{path}.{_key(key)}" if path else _key(key)
 
 
-def _flatten(table: Mapping[str, Any], prefix: str, path: str, out: dict[str, tuple[Any, str]]) -> None:
-    # ``[config.relay.FuseOps] max_depth = 3`` and ``"relay.FuseOps.max_depth" = 3`` are one key.
-    for key, value in table.items():
-        name = f"{prefix}.{key}" if prefix else key
-        key_path = f"{path}.{key}" if "." not in key else f'{path}."{key}"'
-        if isinstance(value, dict):
-            _flatten(value, name, key_path, out)
-        else:
-            out[name] = (value, key_path)
+def _flatten(table: Mapping[str, Any], path: str) -> dict[str, tuple[Any, str]]:
+    """``{dotted key: (value, key path)}`` of a (nested) config table, without recursion.
+
+    ``[config.relay.FuseOps] max_depth = 3`` and ``"relay.FuseOps.max_depth" = 3``
+    are one key.  A dotted key of thousands of parts nests as deep: a loop reads it.
+    """
+    out: dict[str, tuple[Any, str]] = {}
+    stack: list[tuple[Mapping[str, Any], str, str]] = [(table, "", path)]
+    while stack:
+        current, prefix, key_path = stack.pop()
+        items = list(current.items())
+        for key, value in reversed(items):
+            name = f"{prefix}.{key}" if prefix else key
+            sub_path = _join(key_path, key)
+            if isinstance(value, dict):
+                stack.append((value, name, sub_path))
+            else:
+                out[name] = (value, sub_path)
+    return out
+
+
+def contained_path(out_dir: str, value: str) -> str:
+    """``value``, a relative path, resolved inside ``out_dir``; ValueError when it leaves it.
+
+    Refused: an absolute path (or one with a drive), a ``..`` part, and a path
+    that a symbolic link (existing now) leads out of the folder.
+    """
+    root = os.path.realpath(out_dir)
+    parts = re.split(r"[\\/]+", value)
+    if os.path.isabs(value) or os.path.splitdrive(value)[0] or value.startswith(("/", "\\")):
+        raise ValueError(f"{shown(value)} is an absolute path; a pipeline file writes only "
+                         f"inside the output folder {root} (give a path relative to it)")
+    if ".." in parts:
+        raise ValueError(f"{shown(value)} has a '..' part; a pipeline file writes only inside "
+                         f"the output folder {root}")
+    resolved = os.path.realpath(os.path.join(root, value))
+    if os.path.commonpath([resolved, root]) != root:
+        raise ValueError(f"{shown(value)} leads out of the output folder {root} through a "
+                         f"symbolic link (to {resolved})")
+    return resolved
 
 
 class _StandIn:
@@ -334,7 +464,7 @@ class PipelineSpec:
                 if isinstance(ref, SequenceRef):
                     members.append(sequential(ref))
                 else:
-                    members.append(at(ref, lambda r=ref: registry.build_pass(r.name, r.options)))
+                    members.append(at(ref, lambda r=ref: registry.build_pass(r.lookup, r.options)))
             return Sequential(members, seq.opt_level, seq.name, seq.required)
 
         seq = sequential(self.passes)
@@ -373,7 +503,7 @@ class PipelineSpec:
                 if isinstance(ref, SequenceRef):
                     name, level, req, spec = ref.name, ref.opt_level, ref.required, None
                 else:
-                    spec = registry.pass_spec(ref.name)
+                    spec = registry.pass_spec(ref.lookup)
                     name, level, req = spec.name, spec.opt_level, spec.required
                 if not pass_enabled(name, level, self.opt_level, required, disabled):
                     why = ("disabled_pass" if name in disabled
@@ -441,27 +571,49 @@ class Pipeline:
         return f"<Pipeline {self.spec.name} from {self.spec.source}>"
 
 
-def parse_pipeline(text: str, source: str = "<string>") -> PipelineSpec:
-    """Validate pipeline TOML ``text`` (``source`` names it in errors) from declarations alone."""
+def parse_pipeline(text: str, source: str = "<string>",
+                   out_dir: str | os.PathLike[str] | None = None) -> PipelineSpec:
+    """Validate pipeline TOML ``text`` (``source`` names it in errors) from declarations alone.
+
+    ``out_dir`` is the folder the pipeline may write in (default: the current
+    directory): its ``path`` and ``output`` values are resolved there.
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PipelineError(source, "", f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise PipelineError(source, "", "not readable: arrays or inline tables nested too deeply "
+                                        "for the TOML reader") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise PipelineError(source, "", f"not readable ({shown(str(exc), 120)})") from None
     stem = os.path.splitext(os.path.basename(source))[0] if source != "<string>" else "pipeline"
-    return _Reader(source).read(data, stem or "pipeline")
+    folder = os.getcwd() if out_dir is None else os.fspath(out_dir)
+    return _Reader(source, folder).read(data, stem or "pipeline")
 
 
-def read_pipeline(path: str | os.PathLike[str]) -> PipelineSpec:
-    """Validate the pipeline file at ``path`` without importing any plugin."""
+def read_pipeline(path: str | os.PathLike[str],
+                  out_dir: str | os.PathLike[str] | None = None) -> PipelineSpec:
+    """Validate the pipeline file at ``path`` without importing any plugin (``out_dir``: see
+    :func:`parse_pipeline`)."""
     source = os.fspath(path)
     try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(source, "rb") as fh:
+            raw = fh.read()
     except OSError as exc:
         raise PipelineError(source, "", f"cannot read the pipeline file ({exc.strerror or exc})") from None
-    return parse_pipeline(text, source)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PipelineError(source, "", f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                                        f"{exc.start})") from None
+    return parse_pipeline(text, source, out_dir)
 
 
-def load_pipeline(path: str | os.PathLike[str]) -> Pipeline:
-    """Validate, then build, the pipeline file at ``path``; nothing runs until it is called."""
-    return read_pipeline(path).build()
+def load_pipeline(path: str | os.PathLike[str],
+                  out_dir: str | os.PathLike[str] | None = None) -> Pipeline:
+    """Validate, then build, the pipeline file at ``path``; nothing runs until it is called.
+
+    The pipeline writes only inside ``out_dir`` (default: the current directory).
+    """
+    return read_pipeline(path, out_dir).build()

@@ -16,6 +16,16 @@ declared option, the declared default standing for each one not given.
 Failures stay contained: a bad manifest, two plugins declaring one name or a
 plugin hook that raised are recorded and reported where the affected name is
 used, while every other name keeps working (see :func:`plugin_errors`).
+
+A name is never taken over quietly.  Every installed pass and instrument can
+be named ``qualifier:Name`` (the qualifier: its entry point's or its
+distribution's name, ``relaypass_std:FoldConstant``); a plain name declared
+by the standard distribution and by another keeps meaning the standard one
+(the other is reported as shadowed, a :class:`NameShadowedError` in
+:func:`plugin_errors` and one :class:`~relaypass.entry_points.PluginWarning`),
+unless the user names the other in ``RELAYPASS_OVERRIDES`` (this process) or
+in a pipeline file's ``overrides`` (that pipeline).  A name two non-standard
+distributions declare is usable only by its qualified names.
 """
 
 from __future__ import annotations
@@ -24,13 +34,23 @@ import difflib
 import importlib
 import inspect
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..entry_points import (
+    OVERRIDES_VARIABLE,
+    STANDARD_DISTRIBUTION,
+    PluginWarning,
+    override_allowed,
+    overrides_from_environment,
+    plugin_warnings,
+    qualifiers,
+)
 from ..errors import RelayPassError
 from . import lookup
-from .config import ConfigError, ConfigKey, coerce_value, describe_type, make_config_key
+from .config import ConfigError, ConfigKey, coerce_value, describe_type, make_config_key, shown
 from .errors import (
     DuplicatePassError,
     ManifestError,
@@ -46,6 +66,15 @@ from .pass_info import PassInfo
 from .passes import FunctionPass, ModulePass, Pass, Sequential, add_note
 from .resolution import dependency_order
 from .specs import IN_PROCESS, PASS_KINDS, PASS_ROLES, InstrumentSpec, OptionSpec, Origin, PassSpec
+
+
+class NameShadowedError(DuplicatePassError):
+    """A plugin declares a name the standard distribution provides; the standard one is kept.
+
+    Not raised: recorded in :func:`plugin_errors` (and warned about once), so
+    that listings say which plugin's pass or instrument is reachable only by
+    its qualified name.
+    """
 
 
 class DeclarationSource(Protocol):
@@ -93,6 +122,11 @@ class _State:
     config: dict[str, ConfigKey] = field(default_factory=dict)
     config_conflicts: dict[str, ConfigError] = field(default_factory=dict)
     errors: list[PluginError] = field(default_factory=list)
+    #: Every installed declaration by qualified name ("dist:Name", "entry_point:Name").
+    qualified_passes: dict[str, PassSpec] = field(default_factory=dict)
+    qualified_instruments: dict[str, InstrumentSpec] = field(default_factory=dict)
+    #: (the declaration not reachable by its plain name, the one that is), for listings.
+    shadowed: list[tuple[Any, Any]] = field(default_factory=list)
     plans: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = field(default_factory=dict)
     dependency_passes: dict[str, Pass] = field(default_factory=dict)
     role_passes: dict[str, Pass] = field(default_factory=dict)
@@ -156,10 +190,13 @@ class Registry:
             state.errors.extend(errors)
         pass_specs.extend(self.in_process.passes.values())
         instrument_specs.extend(self.in_process.instruments.values())
+        allowed = overrides_from_environment()
+        _qualify(pass_specs, state.qualified_passes)
+        _qualify(instrument_specs, state.qualified_instruments)
         self._merge(pass_specs, state.passes, state.pass_conflicts, state.errors,
-                    self.in_process.overrides, "pass")
+                    self.in_process.overrides, "pass", allowed, state.shadowed)
         self._merge(instrument_specs, state.instruments, state.instrument_conflicts, state.errors,
-                    self.in_process.instrument_overrides, "instrument")
+                    self.in_process.instrument_overrides, "instrument", allowed, state.shadowed)
         for spec in state.passes.values():
             for key in spec.config:
                 self._add_config_key(state, key)
@@ -170,7 +207,8 @@ class Registry:
 
     @staticmethod
     def _merge(specs: list[Any], into: dict[str, Any], conflicts: dict[str, Any],
-               errors: list[Any], overrides: set[str], what: str) -> None:
+               errors: list[Any], overrides: set[str], what: str, allowed: frozenset[str],
+               shadowed: list[tuple[Any, Any]]) -> None:
         by_name: dict[str, list[Any]] = {}
         for spec in specs:
             by_name.setdefault(spec.name, []).append(spec)
@@ -181,16 +219,38 @@ class Registry:
             local = [s for s in found if s.origin.in_process]
             if len(local) == 1 and name in overrides:
                 into[name] = local[0]
+                shadowed.extend((s, local[0]) for s in found if s is not local[0])
                 continue
             installed = [s for s in found if not s.origin.in_process]
-            blame = installed[-1] if installed else found[-1]
+            standard = [s for s in installed if _is_standard(s)]
+            chosen = [s for s in installed if not _is_standard(s) and override_allowed(
+                name, s.origin.distribution, s.origin.entry_point, allowed)]
+            if not local and len(chosen) == 1:
+                into[name] = chosen[0]  # the user named it in RELAYPASS_OVERRIDES
+                shadowed.extend((s, chosen[0]) for s in installed if s is not chosen[0])
+                continue
+            if not local and len(standard) == 1:
+                into[name] = standard[0]
+                for other in installed:
+                    if other is not standard[0]:
+                        shadowed.append((other, standard[0]))
+                        errors.append(_shadowed_error(what, other, standard[0]))
+                continue
+            others = [s for s in installed if not _is_standard(s)]
+            blame = others[-1] if others else (local[-1] if local else found[-1])
             sources = " and ".join(str(s.origin) for s in found)
+            qualified = ", ".join(f"{s.origin.entry_point}:{name}" for s in installed)
             err = DuplicatePassError(
-                f"{what} {name!r} is declared by both {sources}, so neither can be used",
-                distribution=blame.origin.distribution, version=blame.origin.version,
-                fix=(f"uninstall one of them (e.g. pip uninstall {blame.origin.distribution})"
-                     if not blame.origin.in_process else
-                     "rename the in-process registration or register it with override=True"),
+                f"{what} {name!r} is declared by both {sources}, so the plain name cannot be "
+                "used" + (f"; name one of them as {qualified}" if installed else ""),
+                distribution=blame.origin.distribution if not blame.origin.in_process else "",
+                version=blame.origin.version if not blame.origin.in_process else "",
+                fix=("rename the in-process registration or register it with override=True"
+                     if blame.origin.in_process else _plugin_fix(blame.origin, reinstall=True)
+                     if _is_standard(blame) else
+                     f"choose one for the plain name with {OVERRIDES_VARIABLE} (or a pipeline "
+                     f"file's overrides), rename it in the manifest of {blame.origin.distribution}, "
+                     f"or uninstall it (pip uninstall {blame.origin.distribution})"),
             )
             conflicts[name] = err
             errors.append(err)
@@ -224,15 +284,29 @@ class Registry:
 
     def has_pass(self, name: str) -> bool:
         state = self._get_state()
-        return name in state.passes or name in state.pass_conflicts
+        return (name in state.passes or name in state.pass_conflicts
+                or name in state.qualified_passes)
 
     def lookup_pass(self, name: str) -> PassSpec | None:
-        """The spec of ``name``, None when unknown; a name two plugins declare raises."""
+        """The spec of ``name`` (plain or ``qualifier:Name``), None when unknown.
+
+        A plain name two non-standard plugins declare raises the
+        DuplicatePassError saying so.
+        """
         state = self._get_state()
         spec = state.passes.get(name)
-        if spec is None and name in state.pass_conflicts:
-            raise state.pass_conflicts[name]
+        if spec is None:
+            if name in state.pass_conflicts:
+                raise state.pass_conflicts[name]
+            spec = state.qualified_passes.get(name)
         return spec
+
+    def shadowed(self) -> list[tuple[Any, Any]]:
+        """``(hidden, used)``: each declaration its plain name does not reach, and the one it does.
+
+        The hidden one is reachable by its qualified name (``dist:Name``).
+        """
+        return list(self._get_state().shadowed)
 
     def pass_spec(self, name: str) -> PassSpec:
         spec = self.lookup_pass(name)
@@ -242,7 +316,7 @@ class Registry:
 
     def instrument_spec(self, name: str) -> InstrumentSpec:
         state = self._get_state()
-        spec = state.instruments.get(name)
+        spec = state.instruments.get(name) or state.qualified_instruments.get(name)
         if spec is None:
             if name in state.instrument_conflicts:
                 raise state.instrument_conflicts[name]
@@ -253,13 +327,21 @@ class Registry:
         near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
         listing = listing or ("list_passes()" if what == "pass" else "list_instruments()")
-        msg = f"no {what} named {name!r} is registered{hint} ({len(names)} registered; {listing} shows them)"
-        broken = [e for e in self._get_state().errors if isinstance(e, ManifestError)]
-        if broken:
-            msg += "; these plugin distributions could not be read: " + "; ".join(
-                f"{e.distribution} {e.version}".strip() for e in broken
-            ) + " (plugin_errors() says why)"
+        msg = (f"no {what} named {shown(name)} is registered{hint} ({len(names)} registered; "
+               f"{listing} shows them){self.unreadable_hint()}")
         return PassNotFoundError(msg)
+
+    def unreadable_hint(self) -> str:
+        """"; these plugin distributions could not be read: ..." ("" when all could be).
+
+        An unreadable manifest's names are unknown, so a name that is not found
+        may be one of them: messages about unknown names say so.
+        """
+        broken = [e for e in self._get_state().errors if isinstance(e, ManifestError)]
+        if not broken:
+            return ""
+        return "; these plugin distributions could not be read: " + "; ".join(
+            f"{e.distribution} {e.version}".strip() for e in broken) + " (plugin_errors() says why)"
 
     def pass_for_role(self, role: str) -> PassSpec | None:
         """The pass declaring ``role`` (one of :data:`~.specs.PASS_ROLES`), None when none does.
@@ -424,16 +506,17 @@ class Registry:
         factory = self._load_factory(spec)
         what = "pass" if hasattr(spec, "kind") else "instrument"
         try:
-            built = factory(**options)
+            with plugin_warnings(f"{what} {spec.name!r} from {spec.origin}"):
+                built = factory(**options)
         except RelayPassError as exc:
             # The plugin rejecting the user's input (an option value): the user's
             # error, kept as it is, with a note saying which plugin rejected it.
             add_note(exc, f"relaypass: raised while building {what} {spec.name!r} from {spec.origin}")
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit in plugin code ends no command quietly
             raise self._report(PluginBuildError(
                 f"{what} {spec.name!r} from {spec.origin} failed while being built by "
-                f"{_factory_name(spec)}: {type(exc).__name__}: {exc}",
+                f"{_factory_name(spec)}: {_raised(exc)}",
                 distribution=spec.distribution, version=spec.version,
                 fix=_plugin_fix(spec.origin),
             )) from exc
@@ -463,14 +546,16 @@ class Registry:
         if loaded is not None:
             return loaded
         module_name, _, attr_path = factory.partition(":")
+        what = "pass" if hasattr(spec, "kind") else "instrument"
         try:
-            obj: Any = importlib.import_module(module_name)
-            for attr in attr_path.split("."):
-                obj = getattr(obj, attr)
-        except Exception as exc:
+            with plugin_warnings(f"{what} {spec.name!r} from {spec.origin} (importing {factory})"):
+                obj: Any = importlib.import_module(module_name)
+                for attr in attr_path.split("."):
+                    obj = getattr(obj, attr)
+        except (Exception, SystemExit) as exc:  # sys.exit at import: an error naming the plugin
             raise self._report(PluginImportError(
-                f"cannot import {factory} for {'pass' if hasattr(spec, 'kind') else 'instrument'} "
-                f"{spec.name!r} of {spec.origin}: {type(exc).__name__}: {exc}",
+                f"cannot import {factory} for {what} {spec.name!r} of {spec.origin}: "
+                f"{_raised(exc)}",
                 distribution=spec.distribution, version=spec.version,
                 fix=_plugin_fix(spec.origin, reinstall=True),
             )) from exc
@@ -522,6 +607,54 @@ class Registry:
         self.invalidate()
 
 
+def _raised(exc: BaseException) -> str:
+    """What plugin code raised, for a message (sys.exit said as such: it is no error type)."""
+    if isinstance(exc, SystemExit):
+        return f"its code called sys.exit({shown(exc.code)})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _is_standard(spec: Any) -> bool:
+    return spec.origin.distribution == STANDARD_DISTRIBUTION
+
+
+def _qualify(specs: list[Any], into: dict[str, Any]) -> None:
+    """Index installed declarations by qualified name; a qualifier two of them share is left out."""
+    ambiguous: set[str] = set()
+    for spec in specs:
+        if spec.origin.in_process:
+            continue
+        for q in qualifiers(spec.origin.distribution, spec.origin.entry_point):
+            key = f"{q}:{spec.name}"
+            if key in into and into[key] is not spec:
+                ambiguous.add(key)
+            into[key] = spec
+    for key in ambiguous:
+        del into[key]
+
+
+_WARNED: set[tuple[str, str, str]] = set()
+
+
+def _shadowed_error(what: str, hidden: Any, used: Any) -> NameShadowedError:
+    """The record (and, once per process, the warning) that ``hidden`` lost its plain name."""
+    name, origin = hidden.name, hidden.origin
+    qualified = f"{origin.entry_point or origin.distribution}:{name}"
+    err = NameShadowedError(
+        f"{what} {name!r} of {origin} is shadowed by the standard {what} of {used.origin}: "
+        f"{name!r} means the standard one, {qualified} names the one of {origin.distribution}",
+        distribution=origin.distribution, version=origin.version,
+        fix=(f"to make it replace the standard one, list {qualified} in a pipeline file's "
+             f"overrides or in {OVERRIDES_VARIABLE}; or rename it in the manifest of "
+             f"{origin.distribution}"),
+    )
+    key = (what, name, origin.distribution)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(PluginWarning(str(err)), stacklevel=2)
+    return err
+
+
 def _role_conflict(role: str, claims: list[PassSpec]) -> RoleConflictError:
     who = " and ".join(f"pass {s.name!r} from {s.origin}" for s in claims)
     installed = [s for s in claims if not s.origin.in_process]
@@ -530,10 +663,13 @@ def _role_conflict(role: str, claims: list[PassSpec]) -> RoleConflictError:
     if local:
         fix = ("register " + ", ".join(repr(s.name) for s in local) + " without role= (or with "
                "override=True to take the role in this process)")
-        if installed:
-            fix += f", or uninstall {installed[-1].distribution}"
+        others = [s for s in installed if not _is_standard(s)]
+        if others:
+            fix += f", or uninstall {others[-1].distribution}"
     else:
-        fix = f"uninstall one of them (e.g. pip uninstall {blame.distribution})"
+        others = [s for s in installed if not _is_standard(s)] or installed
+        fix = (f"remove the role from the manifest of {others[-1].distribution}, or uninstall "
+               f"it (pip uninstall {others[-1].distribution})")
     return RoleConflictError(
         f"role {role!r} is claimed by both {who}, so no pass has it",
         distribution=blame.distribution if installed else "",
@@ -551,6 +687,9 @@ def _factory_name(spec: Any) -> str:
 def _plugin_fix(origin: Origin, reinstall: bool = False) -> str:
     if origin.in_process:
         return f"fix the code registered from {origin.module or 'this process'}"
+    if origin.distribution == STANDARD_DISTRIBUTION:
+        return ("reinstall relaypass (pip install --force-reinstall relaypass) and report it "
+                "at the relaypass issue tracker")
     if reinstall:
         return (f"reinstall or upgrade {origin.distribution} (pip install --force-reinstall "
                 f"{origin.distribution}), or uninstall it (pip uninstall {origin.distribution})")
@@ -647,7 +786,7 @@ def check_options(spec: Any, what: str, options: Mapping[str, Any], *,
             if coerced is None:
                 raise OptionError(
                     f"{prefix}option {key!r} of {what} {spec.name!r} takes a {decl.type}, not "
-                    f"{describe_type(value)} {value!r}"
+                    f"{describe_type(value)} {shown(value)}"
                 )
             out[key] = list(coerced) if isinstance(coerced, tuple) else coerced
     return out

@@ -8,10 +8,14 @@ call of an operator its arguments' types as ``type_args``, as Relay fills
 them (structural equality ignores the ``type_args`` of operator calls).
 
 The input is never touched: nodes are immutable and shared, so the output is
-a fresh copy of every function -- new variables (substituted consistently),
-new global variables (each with its function's type), new constants sharing
-their read-only arrays.  Operators are singletons and stay untyped; an
-operator anywhere but in the callee position of a call is an error.
+a fresh copy of every function -- new global variables (each with its
+function's type), new constants sharing their read-only arrays, new
+variables where a type must be filled in (substituted consistently).  A
+variable annotated with a complete type already has it as its
+``checked_type`` and is kept as it is, as TVM keeps its ``vid``: typing an
+expression twice gives the same free variables.  Operators are singletons
+and stay untyped; an operator anywhere but in the callee position of a call
+is an error.
 
 How it works, and why it is fast on large programs:
 
@@ -120,8 +124,9 @@ def infer_type_module(mod: IRModule) -> IRModule:
 def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
     """The typed copy of ``expr``, whose global variables refer to ``mod``'s functions.
 
-    Free variables of ``expr`` are replaced by new variables carrying their
-    types (relaypass nodes are immutable, so the originals cannot be typed).
+    Free variables annotated with their types stay as they are; others are
+    replaced by new variables annotated with the inferred types (relaypass
+    nodes are immutable, so the originals cannot be typed).
     """
     if not isinstance(expr, Expr):
         raise TypeError(f"infer_type_expr expects a Relay expression, not {type(expr).__name__}")
@@ -622,21 +627,22 @@ class _Inference:
             if t is GlobalVar:
                 memo[node] = new_gvars[node.name_hint]
                 continue
+            if t is Call and type(node.op) is Op:
+                # The common case, without the generic children: as Relay, a call
+                # of an operator carries its arguments' types as type arguments.
+                args = node.args
+                type_args = tuple([
+                    at if type(at := ty[arg]) is TensorType else resolve(at) for arg in args
+                ])
+                new = Call(node.op, [memo[a] for a in args], node.attrs, type_args, node.span)
+                set_checked_type(new, typ)
+                memo[node] = new
+                continue
             # Every child was rebuilt before its parent; operators stay as they are.
             layout = t._layout_
             kids = [k if type(k) is Op else memo[k] for k in layout.children(node)]
             changes: dict[str, _AnyT] | None = None
             if t is Call:
-                op = node.op
-                if type(op) is Op:
-                    # As Relay: a call of an operator carries its arguments' types.
-                    type_args = tuple([
-                        at if type(at := ty[arg]) is TensorType else resolve(at) for arg in node.args
-                    ])
-                    new = Call(op, kids[1:], node.attrs, type_args, node.span)  # kids: op, *args
-                    set_checked_type(new, typ)
-                    memo[node] = new
-                    continue
                 inst = instances.get(node)
                 if inst is not None:
                     type_args = [resolve(x) for x in inst]
@@ -645,8 +651,14 @@ class _Inference:
                     changes = {"type_args": type_args}
             elif t is Var:
                 ann = node.type_annotation
-                if ann is None or (type(ann) is not TensorType and _has_incomplete(ann)):
+                if ann is None or node._checked_type is None:
+                    # No annotation, or an incomplete one: a copy annotated with the type.
                     changes = {"type_annotation": typ}
+                elif ann is typ or ann == typ:
+                    # Annotated with its type, which it has from the start: the variable
+                    # itself (TVM's copy keeps the vid, so it is the same variable).
+                    memo[node] = node
+                    continue
             elif t is Function:
                 ret_type = node.ret_type
                 if ret_type is None or (

@@ -85,6 +85,7 @@ from ..types import (
     Any,
     FuncType,
     IncompleteType,
+    IntImm,
     RefType,
     TensorType,
     TupleType,
@@ -97,11 +98,13 @@ from .tokenizer import (
     BINARY_OPS,
     DTYPE_RE,
     DTYPE_SUFFIX,
+    DTYPES,
     NUMBER_RE,
     RESERVED_TYPE_NAMES,
     SUFFIX_DTYPE,
     TEXT_VERSION,
     line_starts,
+    string_is_closed,
     tokenize,
     unescape_string,
 )
@@ -116,14 +119,15 @@ _PUNCTUATION = frozenset("(),;=[]{}:.?#<>+-*/")
 _ATTR_KEY_START = _IDENT_START | {'"'}
 _STATEMENT_STARTS = frozenset({"let", "free_var"})
 
-_COMMON_DTYPES = [
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "bfloat16",
-]
+_DTYPE_SHORTHANDS = {"int": "int32", "uint": "uint32", "float": "float32"}
+"""TVM's parser reads a bare ``int``, ``uint`` or ``float`` as its 32-bit dtype."""
 _KINDS = {k.name: k for k in TypeKind}
 _MISSING = object()
-_FLOAT_MAX = {"float16": 65504.0, "float32": float(np.finfo(np.float32).max)}
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_FLOAT_MAX = {"float16": 65504.0, "float32": float(np.finfo(np.float32).max)}
+_MAX_INT_DIGITS = 20
+"""Digits of the largest integer a dtype holds (uint64's); Python's int() refuses over 4,300."""
 
 
 def parse(
@@ -155,10 +159,38 @@ def parse_expr(source: str, source_name: str = "string") -> Expr:
         return _Parser(source, source_name, module=False).parse_expression_text()
 
 
+def _short(text: str) -> str:
+    """``text`` as a message shows it: its first line, at most 40 characters of it."""
+    line = text[:41].partition("\n")[0]
+    return line if line == text else line[:40] + "..."
+
+
+_FOUND_RE = re.compile(r"[^\s]{0,40}")
+_LONG_WORD_RE = re.compile(r"[^\s',]{81,}|\n")
+
+
+def _one_short_line(message: str) -> str:
+    """``message`` on one line, each word of it (a name from the text, say) at most 80 characters.
+
+    Messages quote the text, and also come from other parts of relaypass
+    (an operator's attribute schema); a text may hold names of any length.
+    """
+    return _LONG_WORD_RE.sub(lambda m: " " if m.group() == "\n" else m.group()[:40] + "...", message)
+
+
 def _quote(tok: str) -> str:
     if tok == "":
         return "end of input"
-    return "'" + tok + "'"
+    return "'" + _short(tok) + "'"
+
+
+def _unterminated(tok: str) -> str | None:
+    """What is wrong with a token that opens a string or a comment it never closes, if it does."""
+    if tok[:1] == '"' and not string_is_closed(tok):
+        return "unterminated string literal"
+    if tok[:2] == "/*":
+        return "unterminated comment: '/*' without '*/' (or comments nested more than 16 deep)"
+    return None
 
 
 class _Parser:
@@ -244,26 +276,27 @@ class _Parser:
     def error_at(self, k: int, message: str, expected: str = "") -> ParseError:
         line, column = self.position(self.start(k))
         return ParseError(
-            message, source_name=self.src, line=line, column=column,
-            found=self.toks[k], expected=expected,
+            _one_short_line(message), source_name=self.src, line=line, column=column,
+            found=_short(self.toks[k]), expected=expected,
         )
 
     def error_at_offset(self, offset: int, message: str) -> ParseError:
         line, column = self.position(offset)
-        found = re.match(r"[^\s]{0,40}", self.text[offset:]).group()
-        return ParseError(message, source_name=self.src, line=line, column=column, found=found)
+        found = _FOUND_RE.match(self.text, offset).group()
+        return ParseError(
+            _one_short_line(message), source_name=self.src, line=line, column=column, found=found,
+        )
 
     def fail(self, expected: str, k: int | None = None) -> ParseError:
         """'expected X but found Y' at token ``k`` (the current one by default)."""
         if k is None:
             k = self.i
         tok = self.toks[k]
-        if tok == '"':
-            return self.error_at(k, "unterminated string literal", expected)
-        if tok == "/*":
-            return self.error_at(k, "unterminated comment: '/*' without '*/'", expected)
+        unterminated = _unterminated(tok)
+        if unterminated:
+            return self.error_at(k, unterminated, expected)
         if len(tok) == 1 and tok not in _PUNCTUATION and tok not in _IDENT_START:
-            return self.error_at(k, f"unexpected character {tok!r} (expected {expected})", expected)
+            return self.error_at(k, f"unexpected character {_short(tok)!r} (expected {expected})", expected)
         return self.error_at(k, f"expected {expected} but found {_quote(tok)}", expected)
 
     def expect(self, tok: str) -> int:
@@ -279,7 +312,7 @@ class _Parser:
         if self.toks[k] == tok:
             self.i = k + 1
             return
-        if self.toks[k] in ('"', "/*"):
+        if _unterminated(self.toks[k]):
             raise self.fail(_quote(tok))
         line, column = self.position(self.start(opened))
         raise self.error_at(
@@ -314,6 +347,8 @@ class _Parser:
     def lookup_local(self, k: int) -> Expr:
         """A ``%name`` or ``%N`` that is not in scope: a free variable, an ended temporary, or an error."""
         tok = self.toks[k]
+        if tok == "%":
+            raise self.fail("a variable such as '%x'", k)
         value = self.free_vars.get(tok)
         if value is None and tok[1] in _DIGITS:
             value = self.ended_temp(tok)
@@ -358,6 +393,8 @@ class _Parser:
                     break
                 elif tok == "#":
                     raise self.error_at(self.i, "'#[...]' directives must come before the first 'def'")
+                elif _unterminated(tok):
+                    raise self.fail("'def'")
                 else:
                     hint = " (use parse_expr for a bare expression)" if not defs else ""
                     raise self.error_at(
@@ -367,7 +404,7 @@ class _Parser:
                 if name not in self.defined:
                     near = difflib.get_close_matches(name, list(self.defined), n=3, cutoff=0.6)
                     hint = f"; did you mean {', '.join('@' + n for n in near)}?" if near else ""
-                    raise self.error_at(k, f"undefined global function @{name}{hint}")
+                    raise self.error_at(k, f"undefined global function @{_short(name)}{hint}")
             for gv, func in defs:
                 mod.add(gv, func, update=True)
             return mod
@@ -402,7 +439,7 @@ class _Parser:
                 version = self.parse_string()
                 if version != TEXT_VERSION:
                     raise self.error_at(
-                        vk, f"unsupported text format version {version!r}; this parser reads "
+                        vk, f"unsupported text format version {_short(version)!r}; this parser reads "
                         f"{TEXT_VERSION!r}",
                     )
             elif word == "module_attrs" and allow_attrs:
@@ -420,11 +457,11 @@ class _Parser:
         k = self.i
         self.i += 1
         tok = self.toks[self.i]
-        if tok[:1] != "@":
+        if tok[:1] != "@" or tok == "@":
             raise self.fail("a global name such as '@main'")
         name = tok[1:]
         if name in self.defined:
-            raise self.error_at(self.i, f"duplicate definition of global function @{name}")
+            raise self.error_at(self.i, f"duplicate definition of global function @{_short(name)}")
         self.defined.add(name)
         gv = self.globals.get(name)
         if gv is None:
@@ -475,10 +512,12 @@ class _Parser:
             tok = toks[i]
             c = tok[:1]
             if c == "%" and toks[i + 1] == "=":
+                if tok == "%":
+                    raise self.fail("a variable such as '%x'")
                 if tok[1] not in _DIGITS:
                     raise self.error_at(
                         i, f"only numbered temporaries such as %0 are bound with '='; "
-                        f"write 'let {tok} = ...;'",
+                        f"write 'let {_short(tok)} = ...;'",
                     )
                 self.i = i + 2
                 value = parse_expr()
@@ -487,14 +526,14 @@ class _Parser:
                 self.i += 1
                 # A nested block may reuse an outer temporary's name; one block may not.
                 if tok in temps:
-                    raise self.error_at(i, f"{tok} is already defined in this block")
+                    raise self.error_at(i, f"{_short(tok)} is already defined in this block")
                 temps.add(tok)
                 undo.append(tok)
                 undo_old.append(scope.get(tok, _MISSING))
                 scope[tok] = value
             elif tok == "let":
                 name = toks[i + 1]
-                if name[:1] == "%" and name[1] not in _DIGITS and toks[i + 2] == "=":
+                if len(name) > 1 and name[0] == "%" and name[1] not in _DIGITS and toks[i + 2] == "=":
                     # Fast path: ``let %v = ...`` without a type annotation.
                     var = Var(name[1:], None, self.span(i + 1))
                     undo.append(name)
@@ -548,10 +587,10 @@ class _Parser:
         """``%name`` with an optional ``: type``: the token and a new variable."""
         k = self.i
         tok = self.toks[k]
-        if tok[:1] != "%":
+        if tok[:1] != "%" or tok == "%":
             raise self.fail("a variable such as '%x'")
         if tok[1] in _DIGITS:
-            raise self.error_at(k, f"{tok} is a temporary's name; variables need a name such as %x")
+            raise self.error_at(k, f"{_short(tok)} is a temporary's name; variables need a name such as %x")
         self.i = k + 1
         ty = None
         if self.toks[self.i] == ":":
@@ -675,7 +714,7 @@ class _Parser:
         if c in _DIGITS or (c == "-" and len(tok) > 1 and tok != "->"):
             self.i = k + 1
             return self.number_constant(tok, k)
-        if c == "@":
+        if c == "@" and tok != "@":
             self.i = k + 1
             return self.global_ref(tok[1:], k)
         if c == "(":
@@ -690,14 +729,14 @@ class _Parser:
         near = difflib.get_close_matches(tok, names, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         if not self.module and not tok[1].isdigit():
-            hint += f" (declare free variables with 'free_var {tok}: <type>;')"
-        return self.error_at(k, f"undefined variable {tok}{hint}")
+            hint += f" (declare free variables with 'free_var {_short(tok)}: <type>;')"
+        return self.error_at(k, f"undefined variable {_short(tok)}{hint}")
 
     def lookup_op(self, name: str, k: int) -> Op:
         try:
             op = Op.get(name)
         except UnknownOpError as exc:
-            raise self.error_at(k, str(exc), "an operator name") from None
+            raise self.error_at(k, str(exc).replace(name, _short(name)), "an operator name") from None
         self.ops[name] = op
         return op
 
@@ -778,7 +817,7 @@ class _Parser:
         self.i += 1
         span = self.span(k)
         for part in tok.split("."):  # ``%t.0.1`` arrives as '0.1'
-            expr = TupleGetItem(expr, int(part), span)
+            expr = TupleGetItem(expr, self.int_value(part, self.i - 1), span)
         return expr
 
     def parse_tuple(self, k: int) -> Expr:
@@ -825,7 +864,7 @@ class _Parser:
                 attrs = self.parse_attr_list(")")
                 break
             if tok in names:
-                raise self.error_at(self.i, f"duplicate parameter {tok}")
+                raise self.error_at(self.i, f"duplicate parameter {_short(tok)}")
             names.add(tok)
             params.append(self.parse_binder())
             if toks[self.i] == ",":
@@ -913,25 +952,48 @@ class _Parser:
             dtype = SUFFIX_DTYPE.get(suffix)
             if dtype is None:
                 raise self.error_at(
-                    k, f"unknown literal suffix {suffix!r} in {tok!r}; use one of "
+                    k, f"unknown literal suffix {_short(suffix)!r} in {_short(tok)!r}; use one of "
                     f"{', '.join(sorted(SUFFIX_DTYPE))}",
                 )
         if dtype[0] == "f":
-            value = float(body)
-            if math.isinf(value) and not word:
-                raise self.error_at(k, f"floating point number {body} is unrepresentable in {dtype}")
-            if dtype in _FLOAT_MAX and not math.isinf(value) and value > _FLOAT_MAX[dtype]:
-                raise self.error_at(k, f"floating point number {body} is unrepresentable in {dtype}")
+            value = self.float_value(body, bool(word), dtype, k)
             return dtype, -value if negative else value
         if is_float:
-            raise self.error_at(k, f"{tok!r} is not an integer but has the {dtype} suffix")
-        value = -int(body) if negative else int(body)
+            raise self.error_at(k, f"{_short(tok)!r} is not an integer but has the {dtype} suffix")
+        value = self.int_value(body, k)
+        if negative:
+            value = -value
         if suffix is None and not _INT32_MIN <= value <= _INT32_MAX:
             dtype = "int64"
         info = np.iinfo(dtype)
         if not info.min <= value <= info.max:
             raise self.error_at(k, f"integer literal {value} is out of range for {dtype}")
         return dtype, value
+
+    def int_value(self, digits: str, k: int) -> int:
+        """The integer the digits of token ``k`` write, when some dtype can hold it.
+
+        More digits than uint64 has are an error before ``int()`` runs, which
+        refuses (with a ValueError) to convert over 4,300 digits.
+        """
+        significant = digits.lstrip("0")
+        if len(significant) > _MAX_INT_DIGITS:
+            raise self.error_at(
+                k, f"integer {_short(self.toks[k])} is too large: {len(significant)} digits, "
+                f"more than any dtype holds",
+            )
+        return int(significant or "0")
+
+    def float_value(self, text: str, word: bool, dtype: str, k: int) -> float:
+        """The value of the number ``text`` (``word``: it is ``inf`` or ``nan``) of token ``k``.
+
+        A number beyond the largest finite one of ``dtype`` is an error, as in
+        TVM; a value closer to zero than its smallest number becomes zero.
+        """
+        value = float(text)
+        if not word and (math.isinf(value) or abs(value) > _FLOAT_MAX.get(dtype, math.inf)):
+            raise self.error_at(k, f"floating point number {_short(text)} is unrepresentable in {dtype}")
+        return value
 
     def parse_const(self, k: int) -> Expr:
         """``const([e0, e1, ...], Tensor[(shape), dtype])``: a small tensor written in place."""
@@ -956,7 +1018,7 @@ class _Parser:
         self.expect_closing(")", opened)
         if not isinstance(ty, TensorType) or not ty.is_static or ty.dtype not in DTYPE_SUFFIX:
             raise self.error_at(tk, f"a const needs a static tensor type of a numeric dtype, not {ty}")
-        size = int(np.prod(ty.shape, dtype=np.int64))
+        size = math.prod(ty.concrete_shape)
         if size != len(elements):
             raise self.error_at(
                 tk, f"{ty} has {size} element{'s' if size != 1 else ''} but "
@@ -975,14 +1037,14 @@ class _Parser:
                 raise self.fail(f"a {ty.dtype} element (a number without suffix)", ek)
             sign = -1 if len(m.group(1)) % 2 else 1
             if kind == "f":
-                values.append(sign * float(m.group(2)))
+                values.append(sign * self.float_value(m.group(2), bool(m.group(5)), ty.dtype, ek))
             elif m.group(3) or m.group(4) or m.group(5):
-                raise self.error_at(ek, f"{tok!r} is not an integer, as {ty.dtype} needs")
+                raise self.error_at(ek, f"{_short(tok)!r} is not an integer, as {ty.dtype} needs")
             else:
-                value = sign * int(m.group(2))
+                value = sign * self.int_value(m.group(2), ek)
                 info = np.iinfo(ty.dtype)
                 if not info.min <= value <= info.max:
-                    raise self.error_at(ek, f"{tok} is out of range for {ty.dtype}")
+                    raise self.error_at(ek, f"{_short(tok)} is out of range for {ty.dtype}")
                 values.append(value)
         source = np.array(values, dtype=np.float64 if kind == "f" else object)
         arr = source.astype(ty.dtype).reshape(ty.concrete_shape)
@@ -1007,11 +1069,11 @@ class _Parser:
         self.i += 1
         self.expect_closing("]", opened)
         if kind != CONSTANT_KIND:
-            raise self.error_at(kind_k, f"unknown metadata kind {kind!r}; expected {CONSTANT_KIND}")
+            raise self.error_at(kind_k, f"unknown metadata kind {_short(kind)!r}; expected {CONSTANT_KIND}")
         if self.meta is None:
             raise self.error_at(k, "meta[...] reference but the text has no #[metadata] section")
         entries = self.meta.get(kind, [])
-        index = int(index_tok)
+        index = self.int_value(index_tok, index_k)
         if index >= len(entries):
             raise self.error_at(
                 index_k, f"meta[{kind}][{index}] is out of range: the metadata section has "
@@ -1035,7 +1097,7 @@ class _Parser:
             else:
                 raise self.fail("an attribute name")
             if key in values:
-                raise self.error_at(k, f"duplicate attribute {key!r}")
+                raise self.error_at(k, f"duplicate attribute {_short(key)!r}")
             self.expect("=")
             values[key] = self.parse_attr_value()
             if toks[self.i] == ",":
@@ -1087,19 +1149,29 @@ class _Parser:
         if suffix is not None:
             dtype = SUFFIX_DTYPE.get(suffix)
             if dtype is None:
-                raise self.error_at(k, f"unknown literal suffix {suffix!r} in {tok!r}")
+                raise self.error_at(k, f"unknown literal suffix {_short(suffix)!r} in {_short(tok)!r}")
             if dtype[0] == "f":
-                return sign * float(body)
+                return sign * self.float_value(body, bool(word), "float64", k)
         elif frac or exp or word:
-            return sign * float(body)
+            return sign * self.float_value(body, bool(word), "float64", k)
         if frac or exp or word:
-            raise self.error_at(k, f"{tok!r} is not an integer but has an integer suffix")
-        return sign * int(body)
+            raise self.error_at(k, f"{_short(tok)!r} is not an integer but has an integer suffix")
+        try:
+            # Attributes hold Python ints of any size, as far as int() converts them;
+            # ``2i64`` an int64 dim (broadcast_to's shape), as TVM's IntImm.
+            if suffix is not None and SUFFIX_DTYPE[suffix] == "int64":
+                return IntImm("int64", sign * int(body))
+            return sign * int(body)
+        except ValueError:
+            raise self.error_at(
+                k, f"integer {_short(tok)} is too large: {len(body)} digits, more than Python "
+                f"converts",
+            ) from None
 
     def parse_string(self) -> str:
         k = self.i
         tok = self.toks[k]
-        if tok[:1] != '"' or len(tok) < 2:
+        if not string_is_closed(tok):
             raise self.fail("a string")
         try:
             value = unescape_string(tok)
@@ -1158,18 +1230,19 @@ class _Parser:
         if tv is not None:
             self.i += 1
             return tv
-        if DTYPE_RE.match(tok):
+        if DTYPE_RE.match(tok) or tok in _DTYPE_SHORTHANDS:
             self.i += 1
-            return TensorType((), tok)
+            return TensorType((), _DTYPE_SHORTHANDS.get(tok, tok))
         if tok[:1] in _IDENT_START:
-            near = difflib.get_close_matches(tok, _COMMON_DTYPES + list(self.tscope), n=3, cutoff=0.6)
+            near = difflib.get_close_matches(tok, list(DTYPES) + list(self.tscope), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(near)}?" if near else ""
             if self.tscope:
                 hint += f" (type variables in scope: {', '.join(self.tscope)})"
-            raise self.error_at(k, f"unknown type {tok!r}{hint}", "a type")
+            raise self.error_at(k, f"unknown type {_short(tok)!r}{hint}", "a type")
         raise self.fail("a type")
 
     def parse_tensor_type(self) -> TensorType:
+        tensor = self.i
         self.i += 1
         opened = self.expect("[")
         paren = self.expect("(")
@@ -1180,7 +1253,10 @@ class _Parser:
             if tok == "?":
                 dims.append(Any())
             elif _DIM_RE.match(tok):
-                dims.append(int(tok))
+                dim = self.int_value(tok, self.i)
+                if dim > _INT64_MAX:
+                    raise self.error_at(self.i, f"dimension {tok} is out of range (int64)")
+                dims.append(dim)
             else:
                 raise self.fail("a dimension (an integer or '?')")
             self.i += 1
@@ -1192,19 +1268,28 @@ class _Parser:
         self.expect(",")
         dtype = self.parse_dtype()
         self.expect_closing("]", opened)
+        if math.prod(d for d in dims if type(d) is int) > _INT64_MAX:
+            # Shapes are computed with in int64 (numpy, TVM): a larger one would wrap around.
+            raise self.error_at(
+                tensor, f"a tensor of shape ({', '.join(map(str, dims))}) has more elements "
+                f"than int64 counts",
+            )
         return TensorType(dims, dtype)
 
     def parse_dtype(self) -> str:
         k = self.i
         tok = self.toks[k]
-        if not DTYPE_RE.match(tok):
+        if not DTYPE_RE.match(tok) and tok not in _DTYPE_SHORTHANDS:
             if tok[:1] in _IDENT_START:
-                near = difflib.get_close_matches(tok, _COMMON_DTYPES, n=3, cutoff=0.6)
+                near = difflib.get_close_matches(tok, DTYPES, n=3, cutoff=0.6)
                 hint = f"; did you mean {', '.join(near)}?" if near else ""
-                raise self.error_at(k, f"unknown dtype {tok!r}{hint}", "a dtype")
+                raise self.error_at(
+                    k, f"unknown dtype {_short(tok)!r}{hint} (the dtypes: {', '.join(DTYPES)}; "
+                    f"each also with lanes, as int8x4)", "a dtype",
+                )
             raise self.fail("a dtype")
         self.i = k + 1
-        return tok
+        return _DTYPE_SHORTHANDS.get(tok, tok)
 
     def parse_type_list(self, opening: str, closing: str) -> list[Type]:
         opened = self.expect(opening)
@@ -1229,9 +1314,9 @@ class _Parser:
             if tok[:1] not in _IDENT_START or "." in tok:
                 raise self.fail("a type variable name")
             if tok in RESERVED_TYPE_NAMES or DTYPE_RE.match(tok):
-                raise self.error_at(k, f"{tok!r} cannot name a type variable: it is a type already")
+                raise self.error_at(k, f"{_short(tok)!r} cannot name a type variable: it is a type already")
             if tok in names:
-                raise self.error_at(k, f"duplicate type parameter {tok}")
+                raise self.error_at(k, f"duplicate type parameter {_short(tok)}")
             names.add(tok)
             self.i += 1
             kind = TypeKind.Type

@@ -72,6 +72,7 @@ from ..types import (
     Any,
     FuncType,
     IncompleteType,
+    IntImm,
     RefType,
     TensorType,
     TupleType,
@@ -175,9 +176,10 @@ def float_literal(value: np.floating) -> str | None:
     if math.isinf(as_float):
         return "inf" if as_float > 0 else "-inf"
     want = np.asarray(value).tobytes()
+    largest = float(np.finfo(dtype).max)  # the parser refuses a literal beyond it, as TVM's does
     for digits in range(6, 18):
         text = f"{as_float:.{digits}g}"
-        if np.asarray(float(text), dtype=dtype).tobytes() == want:
+        if np.asarray(float(text), dtype=dtype).tobytes() == want and abs(float(text)) <= largest:
             return text
     return repr(as_float)
 
@@ -458,6 +460,8 @@ class _Printer:
         self.info_done: set[Expr] = set()
         # The declaration of each free variable, written where it is first used.
         self.free_decl: dict[Var, str] = {}
+        # Whether free variables show their types: the printed expression is typed.
+        self.free_vars_typed = True
         self.name_count: dict[str, int] = {}
         self.temp = 0
         self.meta = MetaTable()
@@ -501,6 +505,8 @@ class _Printer:
         return "".join(out)
 
     def expr_text(self, expr: Expr) -> str:
+        # A variable printed alone has no binder to tell: it shows no type comment.
+        self.free_vars_typed = type(expr) is not Var and expr._checked_type is not None
         if type(expr) is Function:
             self.plan = _plan(expr.body)
             return self.func_text("fn ", expr, 0) + self.info(expr)
@@ -674,8 +680,14 @@ class _Printer:
             self.memo[node] = text
 
     # --- variables -------------------------------------------------------------------
-    def alloc_var(self, var: Var) -> str:
-        """A new name for ``var`` (``%x``, ``%x1``...) with its annotation and type comment."""
+    def alloc_var(self, var: Var, typed: bool) -> str:
+        """A new name for ``var`` (``%x``, ``%x1``...) with its annotation and type comment.
+
+        ``typed``: whether what binds ``var`` (its function, its let, the
+        printed expression for a free variable) was typed.  A variable with a
+        complete annotation has a ``checked_type`` from the start; as in TVM,
+        its comment shows only once type inference has run over its binder.
+        """
         prefix = "%" + _local_name(var.name_hint)
         counts = self.name_count
         k = counts.get(prefix)
@@ -693,12 +705,16 @@ class _Printer:
         ty = var.type_annotation
         if ty is not None:
             text += ": " + self.type_text(ty)
-        if self.annotate is not None or var._checked_type is not None:
+        if self.annotate is not None:
+            text += self.info(var)
+        elif not typed:
+            self.info_done.add(var)
+        elif var._checked_type is not None:
             text += self.info(var)
         return text
 
     def free_var_text(self, var: Var) -> str:
-        decl = self.alloc_var(var)
+        decl = self.alloc_var(var, self.free_vars_typed)
         self.free_decl[var] = decl
         return decl
 
@@ -812,7 +828,7 @@ class _Printer:
         absorbed = plan.absorbed
         node = let
         while True:
-            name = self.alloc_var(node.var)
+            name = self.alloc_var(node.var, node._checked_type is not None)
             value = self.print_expr(node.value, True, True)
             if frame is None:
                 frame = _Frame(cs)
@@ -844,7 +860,8 @@ class _Printer:
         head = prefix
         if func.type_params:
             head += "[" + ", ".join(self.type_param_text(tp) for tp in func.type_params) + "]"
-        parts = [self.alloc_var(p) for p in func.params]
+        typed = func._checked_type is not None
+        parts = [self.alloc_var(p, typed) for p in func.params]
         if len(func.attrs):
             parts.extend(self.generic_attr_texts(func.attrs))
         head += "(" + ", ".join(parts) + ") "
@@ -921,6 +938,9 @@ class _Printer:
         if isinstance(value, str):
             return escape_string(value)
         if isinstance(value, int):
+            # An int64 dim kept in an attribute (broadcast_to's shape) reads back as one.
+            if type(value) is IntImm and value.dtype == "int64":
+                return f"{value}i64"
             return str(value)
         if isinstance(value, float):
             # TVM writes a double attribute with C++'s default precision and an ``f``;

@@ -6,11 +6,13 @@ escapes of string literals, and :func:`tokenize`, which splits a text into
 tokens in one pass of a regular expression run by ``re.findall`` (in C).
 
 Relay's tokenizer is the yardstick: names may hold ``/`` (``%base/x``), block
-comments nest (``/* /* */ */``), a run of minus signs before a number is a
-sign (``--10`` is 10), infix operators are tokens of their own (``*``, ``/``,
-``+``, ``-``, ``<``, ``<=``, ``>``, ``>=``, ``==``, ``!=``).  Beyond Relay,
+comments nest (``/* /* */ */``, here up to 16 deep), a run of minus signs
+before a number is a sign (``--10`` is 10), infix operators are tokens of
+their own (``*``, ``/``, ``+``, ``-``, ``<``, ``<=``, ``>``, ``>=``, ``==``,
+``!=``).  Beyond Relay,
 names may be dotted (``%conv1.weight``), literals take the suffixes of every
 integer dtype (``7u8``), and strings take JSON's escapes as well as Relay's.
+Unlike Relay, a dtype is one of :data:`DTYPES` (with lanes), not any bit width.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from itertools import accumulate
 from operator import add, itemgetter
 
 __all__ = [
-    "BINARY_OPS", "DTYPE_RE", "IDENT_RE", "LOCAL_NAME_RE", "RESERVED_TYPE_NAMES",
+    "BINARY_OPS", "DTYPES", "DTYPE_RE", "IDENT_RE", "LOCAL_NAME_RE", "RESERVED_TYPE_NAMES",
     "SIMPLE_SCALAR_DTYPES", "SUFFIX_DTYPE", "DTYPE_SUFFIX", "TEXT_VERSION", "NUMBER_RE",
-    "escape_string", "line_starts", "tokenize", "unescape_string",
+    "escape_string", "line_starts", "string_is_closed", "tokenize", "unescape_string",
 ]
 
 TEXT_VERSION = "0.0.5"
@@ -50,7 +52,13 @@ IDENT_RE = re.compile(_NAME + r"\Z")
 """A name the tokenizer reads as one token: operators, attribute keys, globals."""
 LOCAL_NAME_RE = IDENT_RE
 """The name of a local variable after ``%`` (the same shape)."""
-DTYPE_RE = re.compile(r"(?:bool|handle|(?:u?int|float|bfloat)[0-9]+(?:x[0-9]+)?)\Z")
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "bfloat16", "int4", "uint4", "uint1",
+    "e4m3_float8", "e5m2_float8", "handle",
+)
+"""The element types a text may name (Relay's), each also with lanes: ``int8x4``."""
+DTYPE_RE = re.compile(r"(?:" + "|".join(DTYPES) + r")(?:x[1-9][0-9]*)?\Z")
 
 RESERVED_TYPE_NAMES = frozenset({"Tensor", "fn", "ref", "_", "type"})
 """Words a type variable must not be printed as: they mean something else in a type."""
@@ -84,20 +92,29 @@ def _nested_comment(depth: int) -> str:
 
 _COMMENT = r"(?://[^\n]*|" + _nested_comment(15) + r")"
 
+_NUMBER = r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*"
+
 # Group 1 skips blanks and comments, group 2 is the token.  Every character
-# of the text is covered: a lone quote, an unclosed comment and any stray
-# character are tokens of their own that no rule accepts, and the empty
-# match at the end is the end-of-input token.
+# of the text is covered: a stray character is a token of its own that no
+# rule accepts, and the empty match at the end is the end-of-input token.
+#
+# The scan is linear in the length of the text, whatever the text: no
+# alternative fails after a long match only to be retried one character
+# further on.  So a run of minus signs is one token (with the number, the
+# ``inf`` or the ``>`` that may follow it); a string literal left open runs
+# to the end of its line and a block comment left open (or nested more than
+# 16 deep) to the end of the text, each one token that the parser rejects
+# (see :func:`string_is_closed`).
 _TOKEN_RE = re.compile(
     r"([ \t\r\n]*(?:" + _COMMENT + r"[ \t\r\n]*)*)("
     r"[(),;\[\]{}:.?#]|==?"
     r"|%(?:[0-9]+|" + _NAME + r")"
     r"|" + _NAME +
     r"|@" + _NAME +
-    r"|-*[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[A-Za-z0-9_]*"
-    r"|-*inf[A-Za-z0-9_]*"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|->|!=|<=|>=|/\*|[+\-*/<>]"
+    r"|" + _NUMBER +
+    r"|-+(?:" + _NUMBER + r"|inf[A-Za-z0-9_]*|>)?"
+    r'|"(?:[^"\\\n]|\\.)*(?:"|\\?)'
+    r"|!=|<=|>=|/\*.*|[+*/<>]"
     r"|.|\Z)",
     re.S,
 )
@@ -120,6 +137,18 @@ def tokenize(text: str, end: int) -> tuple[list[str], list[int]]:
     toks += ["", ""]
     ends += [end, end]
     return toks, ends
+
+
+def string_is_closed(token: str) -> bool:
+    """Whether a token that starts with ``"`` is a whole string literal, not one left open.
+
+    A closed literal ends with a quote that no backslash escapes; the quote
+    that ends a literal left open (if one does) is escaped.
+    """
+    if len(token) < 2 or token[-1] != '"':
+        return False
+    body = token[1:-1]
+    return (len(body) - len(body.rstrip("\\"))) % 2 == 0
 
 
 def line_starts(text: str) -> list[int]:

@@ -1,18 +1,25 @@
-"""``relay.analysis``: the program analyses a Relay pass imports by this name."""
+"""``relay.analysis``: the program analyses a Relay pass imports by this name.
 
-from ..analysis import (
+A package, as TVM's: ``relay.analysis.feature`` is the module of ``Feature``.
+"""
+
+from ...analysis import (
+    Feature,
     all_type_vars,
     all_vars,
     bound_type_vars,
     bound_vars,
+    detect_feature,
     free_type_vars,
     free_vars,
     ill_formed_reason,
     post_order_visit,
     well_formed,
 )
+from . import feature
 
 __all__ = [
+    "Feature", "detect_feature", "feature",
     "all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "free_type_vars", "free_vars",
     "ill_formed_reason", "post_order_visit", "well_formed",
 ]

@@ -1,0 +1,353 @@
+"""Finding the non-overlapping matches of a pattern in a program (TVM's ``PatternGrouper``).
+
+Rewriting and partitioning both start here, and what they change depends on
+these rules, so they are TVM's:
+
+* Roots are tried from the program's output towards its inputs (reverse
+  post-order), so a larger match is found before a smaller one inside it.
+  A node already inside a group is not tried, nor is anything inside a
+  function partitioned earlier (attribute ``PartitionedFromPattern``).
+* A match becomes a *group*: its inputs are what the leaves of the pattern
+  matched (and the arguments of ``f(None)`` call patterns, the fields of
+  ``is_tuple(None)``), except operators, functions, constants matched by
+  ``is_constant()``/``is_expr(const)`` (embedded), and nodes matched fuzzily
+  (a dominator's parent and path, the body of a matched function).  Each
+  input becomes a parameter ``FunctionVar_<group>_<k>`` of the group's
+  function, whose body is the match with its inputs replaced.
+* A group is dropped when one of its computing nodes is already in another
+  group, or when a node inside it (not its root) is used outside it by a
+  node the root does not post-dominate (the rewrite would cut that use off).
+
+The function's name (``PartitionedFromPattern``) lists the matched nodes in
+post-order: ``nn.conv2d_nn.bias_add_nn.relu_``.
+"""
+
+from __future__ import annotations
+
+from relaypass.ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    If,
+    Let,
+    Tuple,
+    TupleGetItem,
+    Var,
+    children,
+)
+from relaypass.ir.fields import rebuild
+from relaypass.ir.op import Op
+from relaypass.ir.traversal import post_order_visit
+
+from .graph import IndexedGraph
+from .matcher import DFPatternMatcher
+from .pattern import (
+    AltPattern,
+    AttrPattern,
+    CallPattern,
+    ConstantPattern,
+    DataTypePattern,
+    DFPattern,
+    DominatorPattern,
+    ExprPattern,
+    FunctionPattern,
+    ShapePattern,
+    TuplePattern,
+    TypePattern,
+)
+
+__all__ = ["Group", "PARTITIONED_FROM_PATTERN", "PatternGrouper", "pattern_post_order"]
+
+PARTITIONED_FROM_PATTERN = "PartitionedFromPattern"
+"""The function attribute naming what a partitioned function was made from."""
+
+
+class Group:
+    """One match: its root, what each pattern node matched, its inputs and its function.
+
+    The function (the match over fresh parameters) and its name are built
+    when first asked for: partitioning needs them, rewriting does not.
+    """
+
+    __slots__ = ("gid", "root", "matched", "args", "params", "_function", "_name")
+
+    def __init__(self, gid: int, root: Expr, matched: dict[DFPattern, list[Expr]],
+                 args: list[Expr], params: list[Var]) -> None:
+        self.gid = gid
+        self.root = root
+        self.matched = matched
+        self.args = args
+        self.params = params
+        self._function: Function | None = None
+        self._name = ""
+
+    def _extract(self) -> None:
+        extractor = _Extractor(dict(zip(self.args, self.params)))
+        self._function = Function(self.params, extractor.extract(self.root))
+        self._name = extractor.name
+
+    @property
+    def function(self) -> Function:
+        """The matched expression as a function of the group's inputs."""
+        if self._function is None:
+            self._extract()
+        return self._function
+
+    @property
+    def name(self) -> str:
+        """The matched nodes' names in post-order (``PartitionedFromPattern``)."""
+        if self._function is None:
+            self._extract()
+        return self._name
+
+
+def pattern_post_order(pattern: DFPattern) -> list[DFPattern]:
+    """The nodes of ``pattern``, each once, sub-patterns first (TVM's pattern graph order)."""
+    order: list[DFPattern] = []
+    seen: set[DFPattern] = {pattern}
+    stack: list[tuple[DFPattern, int]] = [(pattern, 0)]
+    while stack:
+        node, k = stack.pop()
+        subs = node.sub_patterns()
+        if k < len(subs):
+            stack.append((node, k + 1))
+            sub = subs[k]
+            if sub not in seen:
+                seen.add(sub)
+                stack.append((sub, 0))
+        else:
+            order.append(node)
+    return order
+
+
+def _root_ops(pattern: DFPattern) -> frozenset[str] | None:
+    """Operators a matching root must call (None: any node may match); a quick filter only."""
+    kind = type(pattern)
+    if kind in (AttrPattern, TypePattern, DataTypePattern, ShapePattern):
+        return _root_ops(pattern.pattern)
+    if kind is DominatorPattern:
+        return _root_ops(pattern.child)
+    if kind is AltPattern:
+        left, right = _root_ops(pattern.left), _root_ops(pattern.right)
+        return None if left is None or right is None else left | right
+    if kind is CallPattern:
+        callee = pattern.op
+        if type(callee) is ExprPattern and type(callee.expr) is Op:
+            name = callee.expr.name
+            # the divide/multiply reassociation matches the other operator at the root
+            extra = {"divide": {"multiply"}, "multiply": {"divide"}}.get(name, set())
+            return frozenset({name, *extra})
+        if type(callee) is AltPattern:
+            return _callee_ops(callee)
+    return None
+
+
+def _callee_ops(pattern: DFPattern) -> frozenset[str] | None:
+    if type(pattern) is AltPattern:
+        left, right = _callee_ops(pattern.left), _callee_ops(pattern.right)
+        return None if left is None or right is None else left | right
+    if type(pattern) is ExprPattern and type(pattern.expr) is Op:
+        name = pattern.expr.name
+        if name in ("divide", "multiply"):
+            return None
+        return frozenset({name})
+    return None
+
+
+_NAME_SUFFIX = {Tuple: "Tuple_", Function: "Function", Let: "Let_", If: "If_"}
+
+
+class _Extractor:
+    """The group's function body: the match rebuilt over fresh parameters, and its name."""
+
+    def __init__(self, inputs: dict[Expr, Var]) -> None:
+        self.inputs = inputs
+        self.memo: dict[Expr, Expr] = {}
+        self.name = ""
+
+    def extract(self, root: Expr) -> Expr:
+        inputs = self.inputs
+        if root in inputs:
+            return inputs[root]
+        memo = self.memo
+        parts: list[str] = []
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                kids = children(node)
+                new_kids = [inputs[k] if k in inputs else memo[k] for k in kids]
+                changed = any(a is not b for a, b in zip(kids, new_kids))
+                memo[node] = rebuild(node, new_kids) if changed else node
+                parts.append(_name_part(node))
+                continue
+            if node in memo:
+                continue
+            stack.append((node, True))
+            for kid in reversed(children(node)):
+                if kid not in inputs and kid not in memo:
+                    stack.append((kid, False))
+        self.name = "".join(parts)
+        return memo[root]
+
+
+def _name_part(node: Expr) -> str:
+    kind = type(node)
+    if kind is Call:
+        return f"{node.op.name}_" if type(node.op) is Op else "Call_"
+    if kind is TupleGetItem:
+        return f"TupleGetItem{node.index}_"
+    if kind.__name__ == "Match":
+        return "Match_"
+    return _NAME_SUFFIX.get(kind, "")
+
+
+def _members(root: Expr, inputs: dict[Expr, Var]) -> set[Expr]:
+    """The nodes from ``root`` down to the group's inputs (root included, inputs not)."""
+    if root in inputs:
+        return set()
+    members = {root}
+    stack = [root]
+    while stack:
+        for kid in children(stack.pop()):
+            if kid not in inputs and kid not in members:
+                members.add(kid)
+                stack.append(kid)
+    return members
+
+
+class _InputPlan:
+    """Which pattern nodes give a group its inputs, in the pattern's post-order.
+
+    ``sources``: (pattern node, None) for a leaf (what it matched is an
+    input), (node, "args") for ``f(None)``, (node, "fields") for
+    ``is_tuple(None)``; ``dominators`` and ``functions`` match fuzzily.
+    """
+
+    def __init__(self, pattern: DFPattern) -> None:
+        self.sources: list[tuple[DFPattern, str | None]] = []
+        self.dominators: list[DominatorPattern] = []
+        self.functions: list[FunctionPattern] = []
+        for p in pattern_post_order(pattern):
+            kind = type(p)
+            if kind is DominatorPattern:
+                self.dominators.append(p)
+            elif kind is FunctionPattern:
+                self.functions.append(p)
+            if kind is TuplePattern and p.fields is None:
+                self.sources.append((p, "fields"))
+            elif kind is CallPattern and p.args is None:
+                self.sources.append((p, "args"))
+            elif not p.sub_patterns():
+                self.sources.append((p, None))
+
+
+class PatternGrouper:
+    """Groups the matches of one pattern in one program."""
+
+    def __init__(self) -> None:
+        self.groups: dict[int, Group] = {}
+        self.gid_of: dict[Expr, int] = {}
+        self._graph_number = 0
+
+    def roots(self) -> dict[Expr, Group]:
+        """The groups by root, for those whose root is in the group.
+
+        A pattern that is a single leaf (``wildcard()``) makes groups of no
+        nodes; as in TVM, nothing is rewritten or partitioned for them.
+        """
+        gid_of = self.gid_of
+        return {g.root: g for gid, g in self.groups.items() if gid_of.get(g.root) == gid}
+
+    def group_matches(self, pattern: DFPattern, expr: Expr,
+                      graph: IndexedGraph | None = None) -> dict[int, Group]:
+        """The groups of ``pattern`` in ``expr`` by id (``graph``: ``expr``'s, if built)."""
+        self.groups = {}
+        self.gid_of = {}
+        graph = graph if graph is not None else IndexedGraph(expr)
+        matcher = DFPatternMatcher(expr, graph)
+        plan = _InputPlan(pattern)
+        ops = _root_ops(pattern)
+        pre_partitioned: set[Expr] = set()
+        gid_of = self.gid_of
+        nodes = graph.nodes
+        order = (reversed(nodes) if ops is None
+                 else (nodes[k] for k in reversed(graph.positions(ops))))
+        for current in order:
+            if current in gid_of:
+                continue
+            if (type(current) is Function
+                    and PARTITIONED_FROM_PATTERN in current.attrs):
+                pre_partitioned.add(current)
+                post_order_visit(current.body, pre_partitioned.add)
+            if current in pre_partitioned:
+                continue
+            if ops is not None and not (type(current) is Call and type(current.op) is Op
+                                        and current.op.name in ops):
+                continue
+            if matcher.match(pattern, current):
+                self._create_group(current, matcher, plan, graph)
+        return self.groups
+
+    def _create_group(self, root: Expr, matcher: DFPatternMatcher, plan: _InputPlan,
+                      graph: IndexedGraph) -> None:
+        node_map = {p: list(es) for p, es in matcher.memo.items()}
+        fuzzy: set[Expr] = set()
+        for p in plan.dominators:
+            for side in (p.parent, p.path):
+                fuzzy.update(node_map.get(side, ()))
+        for p in plan.functions:
+            for func in node_map.get(p, ()):
+                post_order_visit(func.body, fuzzy.add)
+        inputs: dict[Expr, Var] = {}
+        args: list[Expr] = []
+        number = self._graph_number
+        self._graph_number += 1
+
+        def make_input(node: Expr, p: DFPattern) -> None:
+            if (node in inputs or node in fuzzy or type(node) is Op or type(node) is Function
+                    or self._embedded(node, p)):
+                return
+            inputs[node] = Var(f"FunctionVar_{number}_{len(args)}")
+            args.append(node)
+
+        for p, where in plan.sources:
+            for node in node_map.get(p, ()):
+                if where is None:
+                    make_input(node, p)
+                else:
+                    for inner in getattr(node, where):
+                        make_input(inner, p)
+
+        members = _members(root, inputs)
+        gid_of = self.gid_of
+        for node in members:
+            if type(node) in (Op, Function, Constant):
+                continue
+            if node in gid_of:
+                return  # overlaps a group found before
+            if node is root:
+                continue
+            for user in graph.users(node):
+                if user not in members and not graph.dominates(root, user):
+                    return  # a use outside the group that does not come back to the root
+        gid = len(self.groups) + 1
+        for node in members:
+            gid_of[node] = gid
+        self.groups[gid] = Group(gid, root, node_map, args, list(inputs.values()))
+
+    @staticmethod
+    def _embedded(node: Expr, p: DFPattern) -> bool:
+        """Whether a constant stays inside the function rather than becoming a parameter."""
+        if type(node) is not Constant:
+            return False
+        while True:
+            kind = type(p)
+            if kind is ConstantPattern:
+                return True
+            if kind is ExprPattern:
+                return type(p.expr) is Constant
+            if kind is not AltPattern:
+                return False
+            p = p.left if DFPatternMatcher(node).match(p.left, node) else p.right

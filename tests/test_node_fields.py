@@ -179,6 +179,19 @@ def test_remap_visits_children_in_field_order_and_keeps_an_unchanged_node(node):
     assert seen == []
 
 
+@pytest.mark.parametrize("node", _samples(), ids=lambda n: type(n).__name__)
+def test_walk_calls_on_each_child_not_in_the_memo_table_in_field_order(node):
+    layout = layout_of(node)
+    seen = []
+    layout.walk(node, seen.append, {})
+    assert seen == list(children(node))
+    kids = children(node)
+    if kids:
+        seen.clear()
+        layout.walk(node, seen.append, {kids[0]: None})
+        assert seen == [k for k in kids if k is not kids[0]]
+
+
 @pytest.mark.parametrize("node", [n for n in _samples() if children(n)], ids=lambda n: type(n).__name__)
 def test_remap_replaces_each_child_it_maps_to_another(node):
     kids = children(node)

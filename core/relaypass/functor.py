@@ -270,16 +270,10 @@ class ExprVisitor(ExprFunctor):
 
     def visit_children(self, node: Expr) -> None:
         """Visit each child of ``node`` in field order (a call's callee, then its arguments)."""
-        visit = self.visit
-        if self._memo_reads:
-            # ``visit`` would answer from the memo table: skip the call.
-            memo = self.memo_map
-            for kid in type(node)._layout_.children(node):
-                if kid not in memo:
-                    visit(kid)
-        else:
-            for kid in type(node)._layout_.children(node):
-                visit(kid)
+        # ``walk`` skips the children in the memo table when ``visit`` would
+        # answer from it anyway.
+        memo = self.memo_map if self._memo_reads else _NO_MEMO
+        type(node)._layout_.walk(node, self.visit, memo)
 
     visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_let = visit_children
     visit_if = visit_ref_create = visit_ref_read = visit_ref_write = visit_children

@@ -209,6 +209,23 @@ def _remap_source(layout_fields: Sequence[Field], child_fields: Sequence[Field],
     return "\n".join(lines) + "\n"
 
 
+def _walk_source(child_fields: Sequence[Field]) -> str:
+    """The body of ``walk(n, f, m)``: ``f(c)`` for each child ``c`` not in ``m``, in field order."""
+    if not child_fields:
+        return "    return None\n"
+    lines = []
+    for f in child_fields:
+        if f.kind.seq:
+            lines.append(f"    for c in n.{f.name}:")
+            lines.append("        if c not in m:")
+            lines.append("            f(c)")
+        else:
+            lines.append(f"    c = n.{f.name}")
+            lines.append("    if c not in m:")
+            lines.append("        f(c)")
+    return "\n".join(lines) + "\n"
+
+
 def _key_source(layout_fields: Sequence[Field], child_fields: Sequence[Field]) -> str:
     """What identifies a node besides its children, types and tensors: data, attrs, child counts."""
     parts = []
@@ -250,6 +267,9 @@ class Layout:
         otherwise; ``n`` itself when no child changed, else a rebuild.  One
         generated function, with no tuple of old children and no slicing, as
         it runs once per node of every rewrite.
+    ``walk(n, f, m)``
+        what a visitor does at ``n``: ``f(c)`` for each child ``c`` that is
+        not a key of ``m`` (the memo table), in field order.
     ``key(n)``
         a tuple of what identifies the node besides its children, types and
         tensors: its compared data and attrs, and the length of each sequence
@@ -270,7 +290,7 @@ class Layout:
         "cls", "fields", "names", "lang", "child_fields", "binds",
         "var_fields", "type_var_fields", "type_fields", "tensor_fields", "check_fields",
         "subterm_fields", "leaf", "children", "evaluated", "operands", "subterms", "rebuild", "remap",
-        "key",
+        "walk", "key",
         "bound_vars", "bound_type_vars", "outer", "scopes", "tag", "source",
     )
 
@@ -326,6 +346,7 @@ class Layout:
         for i, expr in enumerate(scope_sources):
             lines.append(f"def scope_{i}(n):\n    return {expr}\n")
         lines.append(f"def remap(n, f, m):\n{_remap_source(declared, child, lang)}")
+        lines.append(f"def walk(n, f, m):\n{_walk_source(child)}")
         self.source = "\n".join(lines)
         namespace = compile_source(
             self.source, {"cls": cls, "is_": is_}, f"<fields of {cls.__module__}.{cls.__qualname__}>"
@@ -340,6 +361,7 @@ class Layout:
         self.bound_type_vars = namespace["bound_type_vars"]
         self.outer = namespace["outer"]
         self.remap = namespace["remap"]
+        self.walk = namespace["walk"]
         self.scopes = tuple(namespace[f"scope_{i}"] for i in range(len(scope_sources)))
         # Keeps kinds apart in structural hashes (stable within a process, as str hashes are).
         self.tag = hash(("relaypass node", cls.__module__, cls.__qualname__))

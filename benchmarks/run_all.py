@@ -13,6 +13,7 @@ value, unit, notes):
   milliseconds of each on a ResNet-50-shaped graph; and InferType on the
   programs only infer_type_bench has (let chains, deferred closures);
 * IR operations (ir_bench) and the interpreter (interp_bench), per node;
+* the tokenizer and parser on hostile texts (tokenizer_bench): growth from n to 10 n chars;
 * the pass manager's overhead per pass (pass_manager_bench);
 * cold start: fresh-process times of listing the plugins and of resolving a
   pass (pass_manager_bench);
@@ -45,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 
 #: The benchmarks, by the name ``--only`` takes (the script is NAME_bench.py).
-BENCHMARKS = ("ir", "infer_type", "passes", "interp", "pass_manager", "model")
+BENCHMARKS = ("ir", "tokenizer", "infer_type", "passes", "interp", "pass_manager", "model")
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,18 @@ def ir_rows(s: Settings) -> list[Row]:
     return rows
 
 
+def tokenizer_rows(s: Settings) -> list[Row]:
+    found = _bench("tokenizer").collect(s.large, s.repeat)
+    rows: list[Row] = []
+    for r in found:
+        for what in ("tokenize", "parse"):
+            ratio = r[f"{what}_10"] / r[f"{what}_1"]
+            rows.append(("hostile text", f"{what} {r['input']}, {_n(s.large)} -> {_n(10 * s.large)} chars",
+                         f"{ratio:.1f}", "x time", f"{r[f'{what}_10'] * 1e3:.1f} ms at the larger; "
+                         "linear is 10, aim <= 12"))
+    return rows
+
+
 def interp_rows(s: Settings) -> list[Row]:
     found = _bench("interp").collect(s.large, s.repeat)
     return [("interpreter", f"{r['program']}, {_n(s.large)} elementwise calls",
@@ -191,7 +204,8 @@ def model_rows(s: Settings) -> list[Row]:
 
 SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
     "passes": passes_rows, "infer_type": infer_type_rows,
-    "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "interp": interp_rows,
+    "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "tokenizer": tokenizer_rows,
+    "interp": interp_rows,
 }
 
 

@@ -596,3 +596,14 @@ def test_help_names_the_default_passes_and_instruments():
         assert text in run_help, text
     for text in ("(default WellFormedChecker)", 'role = "type-inference", else InferType'):
         assert text in bisect_help, text
+
+
+def test_python_dash_m_relaypass_is_the_command():
+    out = subprocess.run([sys.executable, "-m", "relaypass", "passes"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "InferType" in out.stdout and "FuseOps" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "relaypass", "run", "no-such-pipeline.toml"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -13,6 +13,10 @@ class RelayPassError(Exception):
     """Base class of every error caused by input: IR, pipelines, plugins."""
 
 
+TVMError = RelayPassError
+"""TVM's name for the base of its errors (``tvm.error.TVMError``), for ported ``except`` clauses."""
+
+
 class DiagnosticError(RelayPassError):
     """An error reported at a place in a source text (TVM's ``tvm.error.DiagnosticError``)."""
 
@@ -61,6 +65,10 @@ class UncheckedTypeError(RelayPassError, ValueError):
 
 class UnknownOpError(RelayPassError, LookupError):
     """``Op.get`` was asked for an operator that is not registered."""
+
+
+class OpRegistrationError(RelayPassError, ValueError):
+    """An operator or one of its attributes is registered twice, or with an unknown relation."""
 
 
 class AttrsError(RelayPassError, TypeError):

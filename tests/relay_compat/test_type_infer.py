@@ -3,9 +3,10 @@
 Only the import lines differ from such a user's TVM code.  TVM's
 ``T.int32(1)``/``T.int64(1)`` (``tvm.script.tir``) are written
 ``tvm.tir.IntImm(dtype, 1)``, and a variable's ``vid`` (not provided) is
-checked through the variable itself.  The cases on algebraic data types and
-the custom operators registered through TVM's ``_op.register`` are listed in
-docs/coming-from-relay.md ("test_type_infer.py").
+checked through the variable itself.  The cases on algebraic data types are
+listed in docs/coming-from-relay.md ("test_type_infer.py").  Operators made
+here get names of their own (``custom_log_typed``...): the registry is global
+to the test process.
 """
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 import relaypass as tvm
 from relaypass import IRModule, relay
 from relaypass.relay import op, transform
+from relaypass.relay.op import op as _op
 
 
 def infer_mod(mod, annotate_spans=True):
@@ -280,3 +282,93 @@ def test_argreduce_infer_return_type(relay_op, sdtype):
             relay.TensorType([tvm.tir.IntImm(sdtype, 1)], dtype=sdtype),
         ),
     )
+
+
+def let_chain_over(call_of, tp):
+    # let %t1 = custom(%x); let %t2 = add(%t1, %x); %t2
+    x = relay.var("x", tp)
+    sb = relay.ScopeBuilder()
+    t1 = sb.let("t1", call_of(x))
+    t2 = sb.let("t2", relay.add(t1, x))
+    sb.ret(t2)
+    return relay.Function([x], sb.get())
+
+
+def describe_unary(op_name):
+    _op.register(op_name, r"code(cal log of a tensor.)code")
+    _op.get(op_name).set_num_inputs(1)
+    _op.get(op_name).add_argument("data_0", "Tensor", "The input data tensor.")
+    _op.get(op_name).set_support_level(1)
+    _op.register_pattern(op_name, _op.OpPattern.ELEMWISE)
+    _op.register_stateful(op_name, False)
+    return _op.get(op_name)
+
+
+def test_custom_op_with_a_named_relation():
+    custom = describe_unary("custom_log_typed")
+    custom.add_type_rel("Identity")
+    tp = relay.TensorType((10, 10), "float32")
+    f = infer_expr(let_chain_over(lambda x: relay.Call(custom, [x]), tp))
+    assert f.checked_type == relay.FuncType([tp], tp)
+    assert custom.num_inputs == 1 and custom.support_level == 1
+    assert custom.get_attr("TOpPattern") == _op.OpPattern.ELEMWISE
+    assert custom.get_attr("TOpIsStateful") is False
+
+
+def test_custom_broadcast_op():
+    name = "custom_broadcast_add_typed"
+    _op.register(name, r"code(Add two tensor with inner broadcasting.)code")
+    _op.get(name).set_num_inputs(2)
+    _op.get(name).add_argument("data_0", "Tensor", "The input data tensor.")
+    _op.get(name).add_argument("data_1", "Tensor", "The input data tensor.")
+    _op.get(name).add_type_rel("Broadcast")
+    _op.get(name).set_support_level(1)
+    _op.register_stateful(name, False)
+    x = relay.var("x", shape=(10, 4))
+    y = relay.var("y", shape=(5, 10, 1))
+    t1 = relay.TensorType((10, 4), "float32")
+    t2 = relay.TensorType((5, 10, 1), "float32")
+    t3 = relay.TensorType((5, 10, 4), "float32")
+    func = relay.Function([x, y], relay.Call(_op.get(name), [x, y]))
+    assert_has_type(func, relay.FuncType([t1, t2], t3))
+
+
+def test_custom_op_with_a_python_relation():
+    seen = []
+
+    def custom_log1_rel(arg_types, attrs):
+        assert len(arg_types) == 1, "type relation arg number mismatch!"
+        seen.append(attrs)
+        return relay.TensorType(arg_types[0].shape, arg_types[0].dtype)
+
+    custom = describe_unary("custom_log1_typed")
+    custom.set_attrs_type_key("DictAttrs")
+    custom.add_type_rel("custom_log1_typed", custom_log1_rel)
+    tp = relay.TensorType((10, 10), "float32")
+    f = infer_expr(let_chain_over(lambda x: relay.Call(custom, [x]), tp))
+    assert f.checked_type == relay.FuncType([tp], tp)
+    assert seen  # the relation ran
+
+
+def test_a_python_relation_that_fails_raises_its_own_error():
+    def custom_log2_rel(arg_types, attrs):
+        assert len(arg_types) == 2, "type relation arg number mismatch!"
+
+    custom = describe_unary("custom_log2_typed")
+    custom.set_attrs_type_key("DictAttrs")
+    custom.add_type_rel("custom_log2_typed", custom_log2_rel)
+    f = let_chain_over(lambda x: relay.Call(custom, [x]), relay.TensorType((10, 10), "float32"))
+    with pytest.raises(AssertionError, match="type relation arg number mismatch"):
+        infer_expr(f)
+
+
+def test_repeat_register():
+    _op.register("custom_log3_typed", r"code(cal log of a tensor.)code")
+    with pytest.raises(tvm.error.TVMError, match="custom_log3_typed is registered before"):
+        _op.register("custom_log3_typed")
+
+
+def test_an_unknown_relation_name_is_an_error_naming_it():
+    custom = describe_unary("custom_unknown_rel_typed")
+    with pytest.raises(tvm.error.TVMError, match="NoSuchRelation"):
+        custom.add_type_rel("NoSuchRelation")

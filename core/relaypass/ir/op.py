@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import AttrsError, UnknownOpError
+from ..errors import AttrsError, OpRegistrationError, UnknownOpError
 from . import hooks
 from .attrs import Attrs
 from .dtype import canonical_dtype
@@ -114,10 +114,18 @@ class AttrsSchema:
         return Attrs(out, self.type_key)
 
 
+#: The level each attribute was registered at; those an operator set registers are at 10.
+_ATTR_LEVELS: dict[tuple[str, str], int] = {}
+DEFAULT_ATTR_LEVEL = 10
+
+
 class Op(Expr):
     """A primitive operator, looked up by name with :meth:`Op.get`."""
 
-    __slots__ = ("name", "num_inputs", "attrs_schema", "description", "_attrs")
+    __slots__ = (
+        "name", "num_inputs", "attrs_schema", "description", "_attrs", "arguments",
+        "support_level", "attrs_type_key",
+    )
     # The name identifies an operator; the rest is what the registry knows about it.
     _fields_ = fields(name=DATA, num_inputs=INFO, attrs_schema=INFO, description=INFO)
     _graph_node_ = False
@@ -128,6 +136,9 @@ class Op(Expr):
         _init(self, "attrs_schema", attrs_schema)
         _init(self, "description", description)
         _init(self, "_attrs", {})
+        _init(self, "arguments", ())
+        _init(self, "support_level", 10)
+        _init(self, "attrs_type_key", attrs_schema.type_key if attrs_schema is not None else "")
         _init(self, "span", None)
         _init(self, "_checked_type", None)
 
@@ -141,6 +152,66 @@ class Op(Expr):
     @property
     def pattern(self) -> OpPattern:
         return self._attrs.get("TOpPattern", OpPattern.OPAQUE)
+
+    # TVM's way of describing an operator step by step, after ``register(name)``.
+    # An operator is a registry entry, not a node of any program: these set its
+    # registry information in place, as TVM's do.
+
+    def set_attr(self, attr_name: str, value: Any, plevel: int = DEFAULT_ATTR_LEVEL) -> None:
+        """Register attribute ``attr_name`` (as :func:`register_op_attr`, at level ``plevel``)."""
+        register_op_attr(self.name, attr_name, value, plevel)
+
+    def reset_attr(self, attr_name: str) -> None:
+        """Forget attribute ``attr_name``, so that it may be registered again at any level."""
+        self._attrs.pop(attr_name, None)
+        _ATTR_LEVELS.pop((self.name, attr_name), None)
+
+    def set_num_inputs(self, n: int) -> None:
+        """The number of arguments a call of this operator takes (-1: any)."""
+        _init(self, "num_inputs", int(n))
+
+    def add_argument(self, name: str, type: str, description: str) -> None:
+        """Document one argument (TVM's ``add_argument``); shown in ``relaypass`` listings."""
+        _init(self, "arguments", (*self.arguments, (name, type, description)))
+
+    def set_support_level(self, level: int) -> None:
+        """The support level TVM's documentation groups operators by."""
+        _init(self, "support_level", int(level))
+
+    def set_attrs_type_key(self, key: str) -> None:
+        """The type key of this operator's attributes; ``"DictAttrs"``: any attributes."""
+        _init(self, "attrs_type_key", key)
+        if self.attrs_schema is not None and self.attrs_schema.type_key != key:
+            _init(self, "attrs_schema", None)
+
+    def add_type_rel(self, rel_name: str, type_rel_func: Callable[..., Any] | None = None) -> None:
+        """Give the operator its type relation, by a relation's name or as a function.
+
+        Without a function, ``rel_name`` names one of the relations every
+        operator set may use (``"Identity"``, ``"Broadcast"``,
+        ``"BroadcastComp"``...).  A function is called as Relay calls it,
+        ``type_rel_func(arg_types, attrs)``, and returns the result type.
+        """
+        if type_rel_func is None:
+            _load_operator_sets()
+            make = _NAMED_RELATIONS.get(rel_name)
+            if make is None:
+                known = ", ".join(sorted(_NAMED_RELATIONS))
+                raise OpRegistrationError(
+                    f"operator {self.name!r}: no type relation is named {rel_name!r} "
+                    f"(named relations: {known}); pass the relation as a function"
+                )
+            relation = make(self.name)
+        elif callable(type_rel_func):
+            relation = type_rel_func
+            # As in TVM, the relation is then known by its name to later operators too.
+            _NAMED_RELATIONS.setdefault(rel_name, lambda _op_name: type_rel_func)
+        else:
+            raise OpRegistrationError(
+                f"operator {self.name!r}: the type relation {rel_name!r} must be a function "
+                f"(arg_types, attrs) -> Type, not {type(type_rel_func).__name__}"
+            )
+        self._attrs["FTypeRelation"] = relation
 
     @staticmethod
     def get(name: str) -> Op:
@@ -206,7 +277,9 @@ def register_op(
     packages cannot silently replace each other's operators.
     """
     if name in _REGISTRY and not override:
-        raise ValueError(f"operator {name!r} is already registered; pass override=True to replace it")
+        raise OpRegistrationError(
+            f"operator {name!r} is already registered; pass override=True to replace it"
+        )
     if attrs is not None and not isinstance(attrs, AttrsSchema):
         attrs = AttrsSchema(attrs_type_key or f"relay.attrs.{_camel(name)}Attrs", attrs)
     op = Op(name, num_inputs, attrs, description)
@@ -224,9 +297,36 @@ def register_op(
     return op
 
 
-#: The level each attribute was registered at; those an operator set registers are at 10.
-_ATTR_LEVELS: dict[tuple[str, str], int] = {}
-DEFAULT_ATTR_LEVEL = 10
+def register(op_name: str, describe: str = "") -> Op:
+    """Register a new operator by name alone, to be described step by step (TVM's ``register``).
+
+    The operator takes any number of arguments and has no type relation until
+    ``set_num_inputs`` and ``add_type_rel`` say otherwise.  A name registered
+    before is an error, as in TVM.
+    """
+    _load_operator_sets()
+    if op_name in _REGISTRY:
+        raise OpRegistrationError(f"operator {op_name} is registered before")
+    op = Op(op_name, -1, None, describe)
+    _REGISTRY[op_name] = op
+    return op
+
+
+#: Type relations an operator may ask for by name (``op.add_type_rel("Broadcast")``):
+#: each makes the relation for the operator it is given the name of.
+_NAMED_RELATIONS: dict[str, Callable[[str], Callable[..., Any]]] = {}
+
+
+def register_type_relation(name: str, make: Callable[[str], Callable[..., Any]]) -> None:
+    """Offer a relation by name to :meth:`Op.add_type_rel`; operator sets call this."""
+    _NAMED_RELATIONS[name] = make
+
+
+def register_stateful(op_name: str, stateful: bool, level: int = DEFAULT_ATTR_LEVEL) -> Any:
+    """Whether calls of the operator have effects (TVM's ``register_stateful``)."""
+    return register_op_attr(op_name, "TOpIsStateful", bool(stateful), level)
+
+
 
 
 def register_op_attr(op_name: str, attr_key: str, value: Any = None, level: int = DEFAULT_ATTR_LEVEL) -> Any:
@@ -246,7 +346,7 @@ def register_op_attr(op_name: str, attr_key: str, value: Any = None, level: int 
     key = (op_name, attr_key)
     current = _ATTR_LEVELS.get(key, DEFAULT_ATTR_LEVEL if attr_key in op._attrs else None)
     if current == level:
-        raise ValueError(
+        raise OpRegistrationError(
             f"attribute {attr_key!r} of operator {op_name!r} is already registered with the "
             f"same level {level}; register it with a higher level to replace it"
         )

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ir.attrs import Attrs
 from ..ir.expr import Call, Expr
-from ..ir.op import OpPattern, register_op
+from ..ir.op import OpPattern, register_op, register_type_relation
 from ..ir.types import TensorType, Type
 from .builder import axis_list, call
 from .relations import (
@@ -268,3 +268,7 @@ def variance(data: Expr, axis=None, keepdims: bool = False, exclude: bool = Fals
     m = mean(data, axis, True, exclude) if with_mean is None else with_mean
     return call("variance", [data, m], axis=axis_list(axis), keepdims=bool(keepdims),
                 exclude=bool(exclude), unbiased=bool(unbiased))
+
+
+register_type_relation("Reduce", _reduce_rel)
+register_type_relation("ArgReduce", _arg_reduce_rel)

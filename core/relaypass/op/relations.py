@@ -19,6 +19,7 @@ from typing import Any as _AnyT
 from ..errors import TypeRelationError
 from ..ir.attrs import Attrs
 from ..ir.expr import Constant
+from ..ir.op import register_type_relation
 from ..ir.types import Any, Dim, TensorType, TupleType, Type
 
 FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
@@ -310,3 +311,10 @@ def vector_arg_types(op_name: str, first: int, count: int, axis_attr: str = "axi
         return out
 
     return infer
+
+
+# Relations an operator described step by step may name (``op.add_type_rel("Broadcast")``),
+# under Relay's names.
+register_type_relation("Identity", identity_rel)
+register_type_relation("Broadcast", broadcast_rel)
+register_type_relation("BroadcastComp", lambda op_name: broadcast_rel(op_name, "bool"))

@@ -373,6 +373,10 @@ def test_deep_self_referencing_pattern():
     hole.redirect_to(casts | is_var("x"))
     assert casts.match(expr)
     assert not casts.match(relay.cast(relay.exp(expr.args[0]), "float32"))
+    # grouping moved to a large stack part way: numbering starts afresh there
+    part = casts.partition(expr)
+    assert [p.name_hint for p in part.op.params] == ["FunctionVar_0_0"]
+    assert part.op.attrs["PartitionedFromPattern"] == "cast_" * DEEP
 
 
 def test_deep_dominator_path():

@@ -19,9 +19,13 @@ from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 from . import transform as _transform
+from .out_of_scope import MODULES as _OUT_OF_SCOPE
+from .out_of_scope import install as _install_out_of_scope
 from .plugins.manager import connect as _connect_plugins
 
 _connect_plugins()
+# tvm.te, tvm.target, ...: importable placeholders that raise RelayCompatError when used.
+_install_out_of_scope()
 
 _IR_ALIASES = {"transform": _transform, "instrument": _transform.instrument}
 
@@ -103,7 +107,7 @@ def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
     if target is not None:
         value = getattr(importlib.import_module(target[0]), target[1])
-    elif name in _SUBMODULES:
+    elif name in _SUBMODULES or f"relaypass.{name}" in _OUT_OF_SCOPE:
         value = importlib.import_module(f"relaypass.{name}")
     else:
         raise AttributeError(f"module 'relaypass' has no attribute {name!r}")

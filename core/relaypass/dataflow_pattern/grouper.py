@@ -41,20 +41,16 @@ from relaypass.ir.op import Op
 from relaypass.ir.traversal import post_order_visit
 
 from .graph import IndexedGraph
-from .matcher import DFPatternMatcher
+from .matcher import DFPatternMatcher, call_filter
 from .pattern import (
     AltPattern,
-    AttrPattern,
     CallPattern,
     ConstantPattern,
-    DataTypePattern,
     DFPattern,
     DominatorPattern,
     ExprPattern,
     FunctionPattern,
-    ShapePattern,
     TuplePattern,
-    TypePattern,
 )
 
 __all__ = ["Group", "PARTITIONED_FROM_PATTERN", "PatternGrouper", "pattern_post_order"]
@@ -119,40 +115,6 @@ def pattern_post_order(pattern: DFPattern) -> list[DFPattern]:
         else:
             order.append(node)
     return order
-
-
-def _root_ops(pattern: DFPattern) -> frozenset[str] | None:
-    """Operators a matching root must call (None: any node may match); a quick filter only."""
-    kind = type(pattern)
-    if kind in (AttrPattern, TypePattern, DataTypePattern, ShapePattern):
-        return _root_ops(pattern.pattern)
-    if kind is DominatorPattern:
-        return _root_ops(pattern.child)
-    if kind is AltPattern:
-        left, right = _root_ops(pattern.left), _root_ops(pattern.right)
-        return None if left is None or right is None else left | right
-    if kind is CallPattern:
-        callee = pattern.op
-        if type(callee) is ExprPattern and type(callee.expr) is Op:
-            name = callee.expr.name
-            # the divide/multiply reassociation matches the other operator at the root
-            extra = {"divide": {"multiply"}, "multiply": {"divide"}}.get(name, set())
-            return frozenset({name, *extra})
-        if type(callee) is AltPattern:
-            return _callee_ops(callee)
-    return None
-
-
-def _callee_ops(pattern: DFPattern) -> frozenset[str] | None:
-    if type(pattern) is AltPattern:
-        left, right = _callee_ops(pattern.left), _callee_ops(pattern.right)
-        return None if left is None or right is None else left | right
-    if type(pattern) is ExprPattern and type(pattern.expr) is Op:
-        name = pattern.expr.name
-        if name in ("divide", "multiply"):
-            return None
-        return frozenset({name})
-    return None
 
 
 _NAME_SUFFIX = {Tuple: "Tuple_", Function: "Function", Let: "Let_", If: "If_"}
@@ -265,15 +227,16 @@ class PatternGrouper:
         """The groups of ``pattern`` in ``expr`` by id (``graph``: ``expr``'s, if built)."""
         self.groups = {}
         self.gid_of = {}
+        self._graph_number = 0
         graph = graph if graph is not None else IndexedGraph(expr)
         matcher = DFPatternMatcher(expr, graph)
         plan = _InputPlan(pattern)
-        ops = _root_ops(pattern)
+        calls = call_filter(pattern)
         pre_partitioned: set[Expr] = set()
         gid_of = self.gid_of
         nodes = graph.nodes
-        order = (reversed(nodes) if ops is None
-                 else (nodes[k] for k in reversed(graph.positions(ops))))
+        order = (reversed(nodes) if calls is None or calls.open
+                 else (nodes[k] for k in reversed(graph.positions(calls.names))))
         for current in order:
             if current in gid_of:
                 continue
@@ -283,8 +246,7 @@ class PatternGrouper:
                 post_order_visit(current.body, pre_partitioned.add)
             if current in pre_partitioned:
                 continue
-            if ops is not None and not (type(current) is Call and type(current.op) is Op
-                                        and current.op.name in ops):
+            if calls is not None and calls.rejects(current):
                 continue
             if matcher.match(pattern, current):
                 self._create_group(current, matcher, plan, graph)

@@ -33,7 +33,7 @@ what :func:`~relaypass.dataflow_pattern.explain.explain_match` reports.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from relaypass.deep_recursion import run_deep, state
 from relaypass.ir.expr import (
@@ -77,7 +77,8 @@ from .pattern import (
 )
 from .type_inference import type_of
 
-__all__ = ["DFPatternMatcher", "Failure", "match", "run_deep_if_needed"]
+__all__ = ["CallFilter", "DFPatternMatcher", "Failure", "call_filter", "match",
+           "run_deep_if_needed"]
 
 T = TypeVar("T")
 
@@ -151,6 +152,72 @@ def _attr_value_equal(expected: Any, actual: Any) -> bool:
         return False
 
 
+class CallFilter(NamedTuple):
+    """Which calls a pattern can match: of the operators ``names``, or (``open``) of non-operators."""
+
+    names: frozenset[str]
+    open: bool
+
+    def rejects(self, expr: Expr) -> bool:
+        if type(expr) is not Call:
+            return True
+        callee = expr.op
+        return callee.name not in self.names if type(callee) is Op else not self.open
+
+
+def call_filter(pattern: DFPattern) -> CallFilter | None:
+    """The calls an expression matching ``pattern`` must be among; None: no such bound.
+
+    A quick, exact pre-check: a call pattern of ``is_op(name)`` (or of an
+    alternative of those) matches only calls of those operators -- and,
+    through the reassociation rule, a ``divide`` pattern a ``multiply`` call
+    and back; a call pattern whose callee is ``wildcard().has_attr(...)``
+    matches calls of the operators with those registered attributes, or
+    calls of functions (whose own attributes it reads).
+    """
+    kind = type(pattern)
+    if kind in (AttrPattern, TypePattern, DataTypePattern, ShapePattern):
+        return call_filter(pattern.pattern)
+    if kind is DominatorPattern:
+        return call_filter(pattern.child)
+    if kind is AltPattern:
+        left, right = call_filter(pattern.left), call_filter(pattern.right)
+        if left is None or right is None:
+            return None
+        return CallFilter(left.names | right.names, left.open or right.open)
+    if kind is CallPattern:
+        callee = _callee_filter(pattern.op)
+        if callee is None:
+            return None
+        names = callee.names
+        extra = {partner for name, partner in (("divide", "multiply"), ("multiply", "divide"))
+                 if name in names}
+        return CallFilter(names | extra, callee.open)
+    return None
+
+
+def _callee_filter(pattern: DFPattern) -> CallFilter | None:
+    kind = type(pattern)
+    if kind is AltPattern:
+        left, right = _callee_filter(pattern.left), _callee_filter(pattern.right)
+        if left is None or right is None:
+            return None
+        return CallFilter(left.names | right.names, left.open or right.open)
+    if kind is ExprPattern and type(pattern.expr) is Op:
+        return CallFilter(frozenset({pattern.expr.name}), False)
+    if (kind is AttrPattern and type(pattern.pattern) is WildcardPattern
+            and pattern.pattern.pattern is None):
+        wanted = pattern.attrs.items()
+        ops = [Op.get(name) for name in Op.list_op_names()]
+        names = frozenset(op.name for op in ops if all(
+            op.has_attr(k) and _attr_value_equal(v, op.get_attr(k)) for k, v in wanted))
+        return CallFilter(names, True)
+    return None
+
+
+_UNSET = object()
+
+
 class DFPatternMatcher:
     """Matches patterns against the nodes of one program (``graph_root``).
 
@@ -170,6 +237,7 @@ class DFPatternMatcher:
         self._explain = explain
         self._quiet = 0
         self.failure: Failure | None = None
+        self._filters: dict[DFPattern, CallFilter | None] = {}
 
     @property
     def graph(self) -> IndexedGraph:
@@ -198,6 +266,12 @@ class DFPatternMatcher:
                     return True
                 self._fail("binding", pattern, expr,
                            f"this pattern is already bound to {short_text(bound[0], 80)}")
+                return False
+        if not self._explain:  # an explanation takes the long way, for its messages
+            calls = self._filters.get(pattern, _UNSET)
+            if calls is _UNSET:
+                calls = self._filters[pattern] = call_filter(pattern)
+            if calls is not None and calls.rejects(expr):
                 return False
         depth = self._depth = self._depth + 1
         if depth > DEEP_MATCH and not state.worker:

@@ -25,6 +25,7 @@ from relaypass.ir.module import IRModule
 from relaypass.ir.structural import structural_equal
 from relaypass.ir.summary import clip, short_text
 
+from .graph import IndexedGraph
 from .grouper import Group, PatternGrouper
 from .matcher import run_deep_if_needed
 from .pattern import DFPattern
@@ -110,9 +111,9 @@ def replace_groups(expr: Expr, by_root: dict[Expr, Group], callback: DFPatternCa
     return rebuild_bottom_up(expr, at_root, by_root)[0]
 
 
-def _groups(pattern: DFPattern, expr: Expr) -> dict[Expr, Group]:
+def _groups(pattern: DFPattern, expr: Expr, graph: IndexedGraph) -> dict[Expr, Group]:
     grouper = PatternGrouper()
-    grouper.group_matches(pattern, expr)
+    grouper.group_matches(pattern, expr, graph)
     return grouper.roots()
 
 
@@ -129,6 +130,7 @@ def rewrite(callbacks: DFPatternCallback | Sequence[DFPatternCallback], expr: Ex
 def _rewrite(todo: list[DFPatternCallback], expr: Expr, module: IRModule) -> Expr:
     done: set[int] = set()
     post = expr
+    graph = None  # of ``post``, kept while callbacks leave the program as it is
     runs = 0
     while True:
         last = post
@@ -138,7 +140,9 @@ def _rewrite(todo: list[DFPatternCallback], expr: Expr, module: IRModule) -> Exp
             before = post
             if cb.require_type:
                 post = infer_type_with_module(post, module)
-            by_root = run_deep_if_needed(_groups, cb.pattern, post)
+            if graph is None or graph.nodes[-1] is not post:
+                graph = IndexedGraph(post)
+            by_root = run_deep_if_needed(_groups, cb.pattern, post, graph)
             if by_root:
                 post = replace_groups(post, by_root, cb)
             runs += 1

@@ -42,6 +42,8 @@ from ..ir.types import (
     TypeVar,
     scalar_type,
 )
+from ..out_of_scope import MODULES as _OUT_OF_SCOPE_MODULES
+from ..out_of_scope import RELAY_NAMES, relay_name
 from ..transform.parsing import fromtext, parse
 from . import analysis, base, expr, expr_functor, function, op, quantize, ty
 from .op import *  # noqa: F403
@@ -77,6 +79,8 @@ def __getattr__(name: str):
     import importlib
 
     target = _LAZY_SUBMODULES.get(name)
+    if target is None and f"relaypass.relay.{name}" in _OUT_OF_SCOPE_MODULES:
+        target = f"relaypass.relay.{name}"  # a placeholder (relay.qnn, relay.backend, ...)
     if target is not None:
         module = importlib.import_module(target)
         globals()[name] = module
@@ -85,4 +89,6 @@ def __getattr__(name: str):
         from ..interp import create_executor
 
         return create_executor
+    if name in RELAY_NAMES:
+        return relay_name(name)  # raises: a compilation API, or not provided yet
     raise AttributeError(f"module 'relaypass.relay' has no attribute {name!r}")

@@ -14,6 +14,7 @@ value, unit, notes):
   programs only infer_type_bench has (let chains, deferred closures);
 * IR operations (ir_bench) and the interpreter (interp_bench), per node;
 * the tokenizer and parser on hostile texts (tokenizer_bench): growth from n to 10 n chars;
+* the pattern language (pattern_bench): rewrite with three callbacks, partition;
 * the pass manager's overhead per pass (pass_manager_bench);
 * cold start: fresh-process times of listing the plugins and of resolving a
   pass (pass_manager_bench);
@@ -46,7 +47,8 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 
 #: The benchmarks, by the name ``--only`` takes (the script is NAME_bench.py).
-BENCHMARKS = ("ir", "tokenizer", "infer_type", "passes", "interp", "pass_manager", "model")
+BENCHMARKS = ("ir", "tokenizer", "infer_type", "passes", "pattern", "interp", "pass_manager",
+              "model")
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,22 @@ def ir_rows(s: Settings) -> list[Row]:
     return rows
 
 
+def pattern_rows(s: Settings) -> list[Row]:
+    found = _bench("pattern").collect([s.small, s.large], s.repeat, resnet=True)
+    rows: list[Row] = []
+    for figure in ("rewrite, 3 callbacks", "partition"):
+        mine = {r[2]: r[3] for r in found if r[0] == figure and r[1].startswith("chain")}
+        sizes = sorted(mine)
+        by_size = dict(zip((s.small, s.large), (mine[n] for n in sizes)))
+        rows += _per_size_rows("patterns", f"{figure} on a chain", by_size, s,
+                               note="operator calls")
+        for r in found:
+            if r[0] == figure and r[1] == "ResNet-50":
+                rows.append(("patterns", f"{figure} on ResNet-50 ({r[2]} operator calls)",
+                             f"{r[4]:.1f}", "ms", f"{_us(r[3])} µs/node"))
+    return rows
+
+
 def tokenizer_rows(s: Settings) -> list[Row]:
     found = _bench("tokenizer").collect(s.large, s.repeat)
     rows: list[Row] = []
@@ -204,7 +222,7 @@ def model_rows(s: Settings) -> list[Row]:
 
 SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
     "passes": passes_rows, "infer_type": infer_type_rows,
-    "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "tokenizer": tokenizer_rows,
+    "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "tokenizer": tokenizer_rows, "pattern": pattern_rows,
     "interp": interp_rows,
 }
 

@@ -10,6 +10,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = [
     "README.md", "docs/coming-from-relay.md", "docs/quickstart.md", "docs/functors.md",
+    "docs/patterns.md",
 ]
 
 

@@ -12,6 +12,7 @@ package holds them, one concept per module:
 * :mod:`.rewrite` -- ``DFPatternCallback`` and ``rewrite``;
   :mod:`.partition` -- ``partition``;
 * :mod:`.explain` -- ``explain_match``, why a pattern does not match;
+* :mod:`.text` -- ``parse_pattern``, a pattern from its printed form (pattern files);
 * :mod:`.typed_rewrite` -- the typed, round-based driver SimplifyExpr uses;
 * :mod:`.type_inference` -- types from the pass manager, which the package root connects.
 """
@@ -55,6 +56,7 @@ from .pattern import (
     wildcard,
 )
 from .rewrite import CallbackError, DFPatternCallback, RewriteLimitError, rewrite
+from .text import PatternSyntaxError, parse_pattern
 from .type_inference import PatternTypeError, connect
 from .typed_rewrite import MAX_ROUNDS, Match, OpAttrPattern, OpPattern, Rewrite, rewrite_patterns
 from .visitor import DFPatternVisitor
@@ -69,9 +71,10 @@ __all__ = [
     "DominatorPattern", "ExprPattern", "FunctionPattern", "Group", "IfPattern", "LetPattern",
     "MAX_ROUNDS", "Match", "MatchExplanation", "OpAttrPattern", "OpPattern",
     "PARTITIONED_FROM_PATTERN", "Pattern", "PatternBuildError", "PatternGrouper",
+    "PatternSyntaxError",
     "PatternTypeError", "Rewrite", "RewriteLimitError", "ShapePattern", "TupleGetItemPattern",
     "TuplePattern", "TypePattern", "VarPattern", "Wildcard", "WildcardPattern", "connect",
     "dominates", "explain_match", "has_attr", "has_dtype", "has_shape", "has_type",
     "is_constant", "is_expr", "is_if", "is_let", "is_op", "is_tuple", "is_tuple_get_item",
-    "is_var", "match", "partition", "rewrite", "rewrite_patterns", "wildcard",
+    "is_var", "match", "parse_pattern", "partition", "rewrite", "rewrite_patterns", "wildcard",
 ]

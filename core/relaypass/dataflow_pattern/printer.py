@@ -85,7 +85,8 @@ class _Printer:
         if kind is FunctionPattern:
             return f"fn ({self._many(p.params)}) {{ {self.text(p.body)} }}"
         if kind is TuplePattern:
-            return f"({self._many(p.fields)})"
+            one = p.fields is not None and len(p.fields) == 1  # ``(p,)``: ``(p)`` is p itself
+            return f"({self._many(p.fields)}{',' if one else ''})"
         if kind is TupleGetItemPattern:
             return f"{self.text(p.tuple)}.{'*' if p.index == -1 else p.index}"
         if kind is IfPattern:

@@ -109,7 +109,7 @@ from .tokenizer import (
     unescape_string,
 )
 
-__all__ = ["parse", "parse_expr"]
+__all__ = ["parse", "parse_expr", "parse_type"]
 
 _INDEX_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z")
 _DIM_RE = re.compile(r"[0-9]+\Z")
@@ -176,6 +176,18 @@ def _one_short_line(message: str) -> str:
     (an operator's attribute schema); a text may hold names of any length.
     """
     return _LONG_WORD_RE.sub(lambda m: " " if m.group() == "\n" else m.group()[:40] + "...", message)
+
+
+def parse_type(source: str, source_name: str = "string") -> Type:
+    """Parse the text of one type (``Tensor[(1, 3), float32]``, ``(int32, float32)``...)."""
+    parser = _Parser(source, source_name, module=False)
+    try:
+        ty = parser.parse_type()
+    except RecursionError:
+        raise parser.error_at(parser.i, "type nested too deeply") from None
+    if parser.toks[parser.i] != "":
+        raise parser.fail("end of input")
+    return ty
 
 
 def _quote(tok: str) -> str:

@@ -18,11 +18,11 @@ generation), replaced by a Sequential of standard passes; the
 backend's), replaced by ``relay.FuseOps.max_depth``, which TVM declares too.
 """
 import pytest
-from relaypass.ir.instrument import PassTimingInstrument, pass_instrument
 
 import relaypass as tvm
 import relaypass.relay
 import relaypass.testing
+from relaypass.ir.instrument import PassTimingInstrument, pass_instrument
 from relaypass.relay import op
 
 

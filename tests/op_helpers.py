@@ -49,3 +49,18 @@ def evaluate(call, *values):
     out = call.op.get_attr("FKernel")(list(values), call.attrs)
     assert_has_type(out, ty)
     return out
+
+
+def assert_text_round_trip(expr):
+    """``expr``, typed as a module's main function, prints, parses back equal and reprints
+    the same text; returns that text."""
+    from relaypass import relay
+    from relaypass.ir import IRModule, assert_structural_equal
+
+    func = relay.Function(relay.analysis.free_vars(expr), expr)
+    mod = relay.transform.InferType()(IRModule.from_expr(func))
+    text = mod.astext()
+    back = relay.parse(text)
+    assert_structural_equal(back, mod)
+    assert back.astext() == text
+    return text

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from op_helpers import T, evaluate, relation
+from op_helpers import T, assert_text_round_trip, evaluate, relation
 
 from relaypass import relay
 from relaypass.errors import AttrsError, TypeRelationError
@@ -217,6 +217,55 @@ def test_cast_changes_dtype_and_rejects_unknown_dtypes():
         relation(relay.cast(X, "flaot32"), T((2,)))
 
 
+def test_cast_like_takes_the_dtype_of_its_second_argument_only():
+    call = relay.cast_like(X, Y)
+    assert relation(call, T((2, Any())), T((7, 1, 1), "int8")) == T((2, Any()), "int8")
+    out = evaluate(call, np.array([1.7, -1.7, 300.0], "float32"), np.zeros((4,), "int32"))
+    np.testing.assert_array_equal(out, np.array([1.7, -1.7, 300.0], "float32").astype("int32"))
+    with pytest.raises(TypeRelationError, match="cast_like: dtype_like must be a tensor"):
+        relation(call, T((2,)), TupleType([T((2,))]))
+    with pytest.raises(TypeRelationError, match="cast_like: data must be a tensor"):
+        relation(call, TupleType([]), T((2,)))
+
+
+@pytest.mark.parametrize("name, reference", [("left_shift", np.left_shift),
+                                             ("right_shift", np.right_shift)])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint16", "int64"])
+def test_shifts_broadcast_and_keep_dtype(name, reference, dtype):
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min // 4, info.max // 4, size=(3, 4), endpoint=True).astype(dtype)
+    b = rng.integers(0, 4, size=(4,)).astype(dtype)
+    call = getattr(relay, name)(X, Y)
+    assert relation(call, T((3, 4), dtype), T((4,), dtype)) == T((3, 4), dtype)
+    np.testing.assert_array_equal(evaluate(call, a, b), reference(a, b))
+
+
+def test_shift_errors():
+    with pytest.raises(TypeRelationError, match="left_shift: operand dtypes differ: int32 and "
+                                                "int8"):
+        relation(relay.left_shift(X, Y), T((2,), "int32"), T((2,), "int8"))
+    with pytest.raises(TypeRelationError, match=r"right_shift: shapes \(2,\) and \(3,\) are not "
+                                                "broadcast-compatible"):
+        relation(relay.right_shift(X, Y), T((2,), "int32"), T((3,), "int32"))
+    # As Relay's BroadcastRel, a float shift type-checks; evaluating it is the error.
+    assert relation(relay.left_shift(X, Y), T((2,)), T((2,))) == T((2,))
+    with pytest.raises(ValueError, match="left_shift: operands must have an integer dtype, got "
+                                         "float32"):
+        evaluate(relay.left_shift(X, Y), randn(2), randn(2))
+
+
+@pytest.mark.parametrize("build", [
+    lambda x, y: relay.cast_like(x, y),
+    lambda x, y: relay.left_shift(x, relay.const(np.int32(2))),
+    lambda x, y: relay.right_shift(x, relay.cast_like(relay.const(1), x)),
+], ids=["cast_like", "left_shift", "right_shift"])
+def test_new_elementwise_operators_round_trip_through_text(build):
+    x = relay.var("x", shape=(2, 3), dtype="int32")
+    y = relay.var("y", shape=(1,), dtype="float16")
+    expr = build(x, y)
+    assert expr.op.name + "(" in assert_text_round_trip(expr)
+
+
 def test_where_broadcasts_all_three_and_takes_xs_dtype():
     assert relation(relay.where(X, Y, Z), T((2, 1), "bool"), T((3,)), T((1, 3))) == T((2, 3))
     cond = np.array([[True], [False]])
@@ -268,8 +317,10 @@ def test_creation_attributes_are_checked():
 
 
 def test_elementwise_patterns_and_flags():
-    for name in ("add", "less", "maximum", "where", "logical_or", "floor_mod"):
+    for name in ("add", "less", "maximum", "where", "logical_or", "floor_mod", "left_shift",
+                 "right_shift"):
         assert Op.get(name).get_attr("TOpPattern") == OpPattern.BROADCAST, name
-    for name in ("exp", "negative", "clip", "cast", "zeros", "full", "ones_like", "copy"):
+    for name in ("exp", "negative", "clip", "cast", "cast_like", "zeros", "full", "ones_like",
+                 "copy"):
         assert Op.get(name).get_attr("TOpPattern") == OpPattern.ELEMWISE, name
         assert Op.get(name).get_attr("TOpIsStateful") is False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_helpers import T, evaluate, relation
+from op_helpers import T, assert_text_round_trip, evaluate, relation
 
 from relaypass import relay
 from relaypass.errors import TypeRelationError
@@ -218,6 +218,153 @@ def test_broadcast_to():
     assert relation(relay.broadcast_to(X, (5, 4)), T((Any(), 1))) == T((5, 4))
     with pytest.raises(TypeRelationError, match=r"cannot broadcast shape \(3, 2\) to \(3, 4\)"):
         relation(relay.broadcast_to(X, (3, 4)), T((3, 2)))
+
+
+# --- reverse_reshape, reshape_like ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ishape, newshape, expected",
+    [
+        ((10, 5, 4), (-1, 0), (50, 4)),
+        ((10, 5, 4), (0, -1), (5, 40)),
+        ((2, 3, 4), (-1, 0, 0), (2, 3, 4)),
+        ((2, 3, 4), (-3, 0), (6, 4)),
+        ((2, 3, 4), (6, 4), (6, 4)),
+        ((Any(), 5, 4), (-1, 0), (Any(), 4)),
+    ],
+)
+def test_reverse_reshape_reads_codes_from_the_right(ishape, newshape, expected):
+    call = relay.reverse_reshape(X, newshape)
+    assert call.op.name == "contrib_reverse_reshape"
+    assert relation(call, T(ishape)) == T(expected)
+    if all(isinstance(d, int) for d in ishape):
+        a = randn(*ishape)
+        np.testing.assert_array_equal(evaluate(call, a), a.reshape(expected))
+
+
+def test_reverse_reshape_errors_and_flags():
+    with pytest.raises(TypeRelationError, match=r"contrib_reverse_reshape \(codes read from the "
+                                                r"right\): cannot reshape"):
+        relation(relay.reverse_reshape(X, (7, -1)), T((2, 3)))
+    with pytest.raises(TypeRelationError, match="contrib_reverse_reshape: data must be a tensor"):
+        relation(relay.reverse_reshape(X, (-1,)), TupleType([T((2,))]))
+    op = Op.get("contrib_reverse_reshape")
+    assert op.get_attr("TReshapeOp") is True
+    assert op.attrs_type_key == "relay.attrs.ReshapeAttrs"
+
+
+@pytest.mark.parametrize(
+    "dshape, lshape, kwargs, expected",
+    [
+        ((2, 3, 4), (6, 2, 2), {}, (6, 2, 2)),
+        ((2, 3, 4), (6, 2, 2), {"lhs_begin": 2, "rhs_begin": 1}, (2, 3, 2, 2)),
+        ((1, 2, 3, 4), (6, 2, 2, 3), {"lhs_begin": 1, "rhs_end": 3}, (1, 6, 2, 2)),
+        ((2, 3, 4), (9, 12), {"lhs_begin": -2, "rhs_begin": -1}, (2, 12)),
+        ((2, 12), (1, 2, 4), {"lhs_end": -1, "rhs_end": -1}, (1, 2, 12)),
+        ((2, 3, 4), (Any(), 12), {"lhs_begin": 1, "rhs_begin": 1}, (2, 12)),
+    ],
+)
+def test_reshape_like(dshape, lshape, kwargs, expected):
+    call = relay.reshape_like(X, Y, **kwargs)
+    assert relation(call, T(dshape), T(lshape, "int8")) == T(expected)
+    if all(isinstance(d, int) for d in lshape):
+        a = randn(*dshape)
+        np.testing.assert_array_equal(evaluate(call, a, np.zeros(lshape, "int8")),
+                                      a.reshape(expected))
+
+
+def test_reshape_like_errors():
+    with pytest.raises(TypeRelationError, match=r"reshape_like: cannot reshape a tensor of shape "
+                                                r"\(2, 3\) \(6 elements\) to \(7,\)"):
+        relation(relay.reshape_like(X, Y), T((2, 3)), T((7,)))
+    with pytest.raises(TypeRelationError, match="reshape_like: axes rhs_begin=3, rhs_end=None do "
+                                                "not give a range within a tensor of rank 2"):
+        relation(relay.reshape_like(X, Y, rhs_begin=3), T((2, 3)), T((2, 3)))
+    with pytest.raises(TypeRelationError, match="reshape_like: shape_like must be a tensor"):
+        relation(relay.reshape_like(X, Y), T((2, 3)), TupleType([]))
+    assert Op.get("reshape_like").attrs_type_key == "relay.attrs.ReshapeLikeAttrs"
+    assert dict(relay.reshape_like(X, Y).attrs.items()) == {
+        "lhs_begin": 0, "lhs_end": None, "rhs_begin": 0, "rhs_end": None}
+
+
+# --- broadcast_to_like, collapse_sum_like, collapse_sum_to -------------------------------------
+
+
+def test_broadcast_to_like():
+    a = randn(3, 1)
+    out = evaluate(relay.broadcast_to_like(X, Y), a, randn(2, 3, 4))
+    np.testing.assert_array_equal(out, np.broadcast_to(a, (2, 3, 4)))
+    assert relation(relay.broadcast_to_like(X, Y), T((Any(), 1)), T((5, 4))) == T((5, 4))
+    with pytest.raises(TypeRelationError, match=r"broadcast_to_like: shape \(2, 4\) does not "
+                                                r"broadcast to \(4,\)"):
+        relation(relay.broadcast_to_like(X, Y), T((2, 4)), T((4,)))
+    with pytest.raises(TypeRelationError, match="broadcast_to_like: operand dtypes differ"):
+        relation(relay.broadcast_to_like(X, Y), T((4,)), T((4,), "int32"))
+
+
+@pytest.mark.parametrize(
+    "dshape, target",
+    [((3, 3, 3), (3,)), ((2, 3, 4), (3, 1)), ((2, 3, 4), (2, 1, 4)), ((2, 3), (2, 3)),
+     ((2, 3), ()), ((4, 1, 5), (1, 1, 1))],
+)
+def test_collapse_sum_matches_numpy(dshape, target):
+    a = rng.integers(-5, 5, size=dshape).astype("int32")
+    lead = len(dshape) - len(target)
+    axes = tuple(range(lead)) + tuple(
+        lead + k for k, d in enumerate(target) if d == 1 and dshape[lead + k] != 1)
+    reference = a.sum(axis=axes, keepdims=True).reshape(target).astype("int32")
+    like = evaluate(relay.collapse_sum_like(X, Y), a, np.zeros(target, "int32"))
+    np.testing.assert_array_equal(like, reference)
+    to = evaluate(relay.collapse_sum_to(X, target), a, np.asarray(target, "int32"))
+    np.testing.assert_array_equal(to, reference)
+
+
+def test_collapse_sum_relations():
+    assert relation(relay.collapse_sum_like(X, Y), T((3, 3)), T((3,))) == T((3,))
+    assert relation(relay.collapse_sum_like(X, Y), T((Any(), 3)), T((1, 3))) == T((1, 3))
+    with pytest.raises(TypeRelationError, match=r"collapse_sum_like: shape \(2, 3\) does not "
+                                                r"broadcast to \(3,\)"):
+        relation(relay.collapse_sum_like(X, Y), T((3,)), T((2, 3)))
+    with pytest.raises(TypeRelationError, match=r"collapse_sum_like: shapes \(4,\) and \(3, 3\) "
+                                                r"are not broadcast-compatible"):
+        relation(relay.collapse_sum_like(X, Y), T((3, 3)), T((4,)))
+    with pytest.raises(TypeRelationError, match="collapse_sum_like: operand dtypes differ"):
+        relation(relay.collapse_sum_like(X, Y), T((3,)), T((3,), "float64"))
+
+    to = relay.collapse_sum_to(X, (2, 1))
+    assert isinstance(to.args[1], Constant) and to.args[1].array.dtype == np.int32
+    assert to.attrs.shape == (2, 1)
+    assert relation(to, T((5, 2, 3)), T((2,), "int32")) == T((2, 1))
+    # a shape that is not a constant gives unknown dims of the shape vector's length
+    dynamic = relay.collapse_sum_to(X, Y)
+    assert dynamic.attrs.shape is None
+    assert relation(dynamic, T((2, 3)), T((2,), "int64")) == T((Any(), Any()))
+    with pytest.raises(TypeRelationError, match=r"collapse_sum_to: shape \(2, 1, 3\) does not "
+                                                r"broadcast to \(1, 3\)"):
+        relation(relay.collapse_sum_to(X, (2, 1, 3)), T((1, 3)), T((3,), "int32"))
+    with pytest.raises(TypeRelationError, match="collapse_sum_to: the shape argument must be a "
+                                                "vector of static length"):
+        relation(dynamic, T((2, 3)), T((Any(),), "int32"))
+    with pytest.raises(TypeRelationError, match=r"collapse_sum_to: attribute shape \(2, 1\) has 2 "
+                                                r"values but the shape argument holds 3"):
+        relation(to, T((2, 3)), T((3,), "int32"))
+    assert Op.get("collapse_sum_to").attrs_type_key == "relay.attrs.InitOpAttrs"
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: relay.reverse_reshape(x, (-1, 0)),
+    lambda x: relay.reshape_like(x, relay.var("s", shape=(2, 2, 2, 1)), lhs_end=2, rhs_end=3),
+    lambda x: relay.broadcast_to_like(x, relay.var("b", shape=(3, 4, 2))),
+    lambda x: relay.collapse_sum_like(x, relay.var("c", shape=(1, 2))),
+    lambda x: relay.collapse_sum_to(x, (4, 1)),
+    lambda x: relay.collapse_sum_to(x, relay.var("shape", shape=(1,), dtype="int64")),
+], ids=["reverse_reshape", "reshape_like", "broadcast_to_like", "collapse_sum_like",
+        "collapse_sum_to", "collapse_sum_to-dynamic"])
+def test_new_shape_operators_round_trip_through_text(build):
+    x = relay.var("x", shape=(4, 2))
+    text = assert_text_round_trip(build(x))
+    assert build(x).op.name + "(" in text
 
 
 # --- layout_transform ------------------------------------------------------------------------
@@ -443,10 +590,12 @@ def test_gather_nd():
 def test_transform_patterns():
     injective = ["reshape", "transpose", "squeeze", "concatenate", "stack", "split",
                  "strided_slice", "take", "gather", "gather_nd", "layout_transform", "reverse",
-                 "ndarray_size"]
+                 "ndarray_size", "reshape_like", "contrib_reverse_reshape"]
     for name in injective:
         assert Op.get(name).get_attr("TOpPattern") == OpPattern.INJECTIVE, name
-    for name in ["expand_dims", "tile", "repeat", "broadcast_to"]:
+    for name in ["collapse_sum_like", "collapse_sum_to"]:
+        assert Op.get(name).get_attr("TOpPattern") == OpPattern.COMM_REDUCE, name
+    for name in ["expand_dims", "tile", "repeat", "broadcast_to", "broadcast_to_like"]:
         assert Op.get(name).get_attr("TOpPattern") == OpPattern.BROADCAST, name
     for name in ["shape_of", "arange"]:
         assert Op.get(name).get_attr("TOpPattern") == OpPattern.OPAQUE, name

@@ -8,6 +8,13 @@ between rewrites), so that the results match Relay's:
 ``ConcretizeZerosLike`` / ``ConcretizeOnesLike`` / ``ConcretizeFullLike``
     ``zeros_like(x)`` -> ``zeros(shape, dtype)`` (and ``ones``, ``full``) when
     the shape is static, dropping the dependency on ``x``.
+``ConcretizeReshapeLike`` / ``ConcretizeCollapseSumLike`` / ``ConcretizeBroadcastToLike``
+    ``reshape_like(x, y)`` -> ``reshape(x, shape)``, ``collapse_sum_like(x, y)``
+    -> ``collapse_sum_to(x, shape)``, ``broadcast_to_like(x, y)`` ->
+    ``broadcast_to(x, shape)``, when the result's shape is static: ``y`` is
+    then needed for its type only, and dropping it frees its producer.
+``ConcretizeCastLike``
+    ``cast_like(x, y)`` -> ``cast(x, dtype of y)``, whatever the shapes.
 ``SimplifyAdd``
     ``x + x`` -> ``x * 2``.
 ``SimplifyRSqrt``
@@ -17,7 +24,8 @@ between rewrites), so that the results match Relay's:
     where 0 and 1 are scalar constants, ``zeros``/``ones`` or
     ``zeros_like``/``ones_like`` and the result has the type of ``x``.
 ``SimplifyReshape``
-    two consecutive reshapes -> one, to the static output shape.
+    two consecutive reshapes (``reshape`` or ``reverse_reshape``, Relay's
+    ``contrib_reverse_reshape``) -> one reshape, to the static output shape.
 ``SimplifyTranspose``
     two consecutive ``transpose``/``layout_transform`` -> one transpose of
     the composed permutation, or one ``layout_transform`` when either changes
@@ -51,9 +59,8 @@ between rewrites), so that the results match Relay's:
     truncates irrational roots, so the factored form computes something else,
     exactly as Relay's does.
 
-Relay's rewrites of ``*_like`` operators that are not in the standard set
-(``reshape_like``, ``collapse_sum_like``, ``broadcast_to_like``,
-``cast_like``) and of ``qnn.dequantize`` cannot match here.
+Relay's rewrites of ``qnn.dequantize`` (``SimplifyDQArgMax`` and the like)
+cannot match here: the standard set has no quantized operators.
 """
 
 from __future__ import annotations
@@ -159,6 +166,8 @@ def _fold(expr: Expr) -> Expr:
 
 
 def _concretize(op_name: str, build) -> Rewrite:
+    """Relay's ConcretizeLikeRewrite: ``build(m, data, like, shape, dtype)`` replaces a
+    call of ``op_name`` (``op(like)`` or ``op(data, like)``) whose type is static."""
     like = Wildcard()
     data = Wildcard()
     op = _is_op(op_name)
@@ -169,10 +178,30 @@ def _concretize(op_name: str, build) -> Rewrite:
         shape = _static_shape(ty)
         if shape is None:
             return post
-        return build(m, like, shape, ty.dtype)
+        return build(m, data, like, shape, ty.dtype)
 
     return Rewrite(f"Concretize{''.join(p.capitalize() for p in op_name.split('_'))}",
                    pattern, callback)
+
+
+def _shape_constant(shape: tuple[int, ...]) -> Constant:
+    """The int32 vector ``collapse_sum_to`` takes its shape from (as Relay builds it)."""
+    data = np.asarray(shape, dtype="int32")
+    data.flags.writeable = False
+    return Constant(data)
+
+
+def _concretize_cast_like() -> Rewrite:
+    """``cast_like`` -> ``cast``: the result dtype is known even when shapes are not."""
+    data, like = Wildcard(), Wildcard()
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        ty = pre.checked_type
+        if not isinstance(ty, TensorType):
+            return post
+        return make_call("cast", [m.post(data)], dtype=ty.dtype)
+
+    return Rewrite("ConcretizeCastLike", _is_op("cast_like")(data, like), callback)
 
 
 # --- SimplifyAdd, SimplifyRSqrt ----------------------------------------------------------
@@ -236,6 +265,8 @@ def _eliminate_identity() -> Rewrite:
 
 def _simplify_reshape() -> Rewrite:
     x = Wildcard()
+    outer = _is_op("reshape") | _is_op("contrib_reverse_reshape")
+    inner = _is_op("reshape") | _is_op("contrib_reverse_reshape")
 
     def callback(pre: Call, post: Expr, m: Match) -> Expr:
         shape = _static_shape(pre.checked_type)
@@ -243,7 +274,7 @@ def _simplify_reshape() -> Rewrite:
             return post
         return make_call("reshape", [m.post(x)], newshape=shape, allowzero=False)
 
-    return Rewrite("SimplifyReshape", _is_op("reshape")(_is_op("reshape")(x)), callback)
+    return Rewrite("SimplifyReshape", CallPattern(outer, [CallPattern(inner, [x])]), callback)
 
 
 def _axis_order(call: Call, ndim: int) -> list[int]:
@@ -540,12 +571,21 @@ def simplify_expr_rewrites() -> list[Rewrite]:
     """The rewrites, in the order Relay applies them."""
     transpose, no_op_transpose = _transposes()
     return [
-        _concretize("zeros_like", lambda m, like, shape, dtype:
+        _concretize("zeros_like", lambda m, data, like, shape, dtype:
                     make_call("zeros", [], shape=shape, dtype=dtype)),
-        _concretize("ones_like", lambda m, like, shape, dtype:
+        _concretize("ones_like", lambda m, data, like, shape, dtype:
                     make_call("ones", [], shape=shape, dtype=dtype)),
-        _concretize("full_like", lambda m, like, shape, dtype:
+        # full_like's second argument is the fill value, in the place of ``like``.
+        _concretize("full_like", lambda m, data, like, shape, dtype:
                     make_call("full", [m.post(like)], shape=shape, dtype=dtype)),
+        _concretize("reshape_like", lambda m, data, like, shape, dtype:
+                    make_call("reshape", [m.post(data)], newshape=shape, allowzero=False)),
+        _concretize("collapse_sum_like", lambda m, data, like, shape, dtype:
+                    make_call("collapse_sum_to", [m.post(data), _shape_constant(shape)],
+                              shape=shape)),
+        _concretize("broadcast_to_like", lambda m, data, like, shape, dtype:
+                    make_call("broadcast_to", [m.post(data)], shape=shape)),
+        _concretize_cast_like(),
         _simplify_add(),
         _simplify_rsqrt(),
         _eliminate_identity(),

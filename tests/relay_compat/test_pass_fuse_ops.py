@@ -10,9 +10,7 @@ Out of scope: ``relay.build`` (code generation; the cases that build after
 fusing keep their fusion checks), the OpenCL target in ``test_fuse_max``,
 ``test_fuse_max_num_args`` (its limit comes from a target's
 ``max_function_args``), ``tvm.topi.testing`` (the softmax reference is
-computed with numpy), and ``relay.left_shift`` (no such operator:
-``test_fuse_parallel_injective`` uses ``subtract``, which has the same
-broadcast fusion pattern).
+computed with numpy).
 """
 import numpy as np
 import pytest
@@ -327,11 +325,11 @@ def test_inception_like():
 
 
 def test_fuse_parallel_injective():
-    """Two injective ops side by side feed one broadcast op (subtract here, left_shift in TVM)."""
+    """Two injective ops side by side feed one broadcast op (a left shift, as in TVM)."""
 
     def body_of(t):
         shifted = relay.add(t, one())
-        return relay.subtract(relay.squeeze(shifted), relay.transpose(shifted, axes=[0, 1]))
+        return relay.left_shift(relay.squeeze(shifted), relay.transpose(shifted, axes=[0, 1]))
 
     inp = relay.var("inp", shape=(10, 20))
     before = relay.Function([inp], body_of(inp))

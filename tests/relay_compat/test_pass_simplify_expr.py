@@ -1,13 +1,8 @@
 """SimplifyExpr on the cases of TVM v0.18's test_pass_simplify_expr.py, written as a TVM user.
 
 Only the import lines differ from what such a user writes for TVM.  Out of
-scope, for operators relaypass does not have: ``reverse_reshape``,
-``reshape_like``, ``collapse_sum_like``/``collapse_sum_to``,
-``broadcast_to_like``, ``cast_like``, ``qnn.dequantize``, ``argsort``;
-symbolic shapes made with ``tvm.te.size_var``.  Where a TVM case mixes such
-an operator with others, the rest of the case is here (``cast_like(e, y)``
-becomes ``cast(e, <dtype of y>)``, which is what SimplifyExpr's
-ConcretizeCastLike turns it into before anything else runs).
+scope: ``qnn.dequantize`` (the SimplifyDQ* cases) and symbolic shapes made
+with ``tvm.te.size_var``.
 """
 import itertools
 from math import sqrt
@@ -31,27 +26,37 @@ def map_free_vars(request):
     return request.param
 
 
-def test_simplify_reshape():
-    # TVM's case ends with reverse_reshape (absent here); two reshapes still become one.
-    def before():
-        x = relay.var("x", shape=(1, 16, 16, 16), dtype="float32")
-        w = relay.var("w", shape=(32, 16, 3, 3), dtype="float32")
-        y = relay.nn.conv2d(x, w, padding=(1, 1))
-        y = relay.reshape(y, newshape=(1, 16, -1))
-        y = relay.reshape(y, newshape=(4, 8, -1, 16))
-        y = relay.reshape(y, newshape=(32, 0, -1))
-        return relay.Function([x, w], y)
+def _reshape_chain(last, out_shape=None):
+    """A conv2d followed by two reshapes and ``last`` (a reshape or reverse_reshape to
+    (32, 0, -1)); with ``out_shape``, the conv2d followed by one reshape to it instead."""
+    x = relay.var("x", shape=(1, 16, 16, 16), dtype="float32")
+    w = relay.var("w", shape=(32, 16, 3, 3), dtype="float32")
+    y = relay.nn.conv2d(x, w, padding=(1, 1))
+    if out_shape is not None:
+        return relay.Function([x, w], relay.reshape(y, newshape=out_shape))
+    y = relay.reshape(y, newshape=(1, 16, -1))
+    y = relay.reshape(y, newshape=(4, 8, -1, 16))
+    return relay.Function([x, w], last(y, newshape=(32, 0, -1)))
 
-    def expected():
-        x = relay.var("x", shape=(1, 16, 16, 16), dtype="float32")
-        w = relay.var("w", shape=(32, 16, 3, 3), dtype="float32")
-        y = relay.nn.conv2d(x, w, padding=(1, 1))
-        y = relay.reshape(y, newshape=(32, 8, 32))
-        return relay.Function([x, w], y)
 
-    zz = run_opt_pass(before(), transform.SimplifyExpr())
-    after = run_opt_pass(expected(), transform.InferType())
+@pytest.mark.parametrize("last, out_shape", [
+    # TVM's case: the 0 of a reverse_reshape copies the second dimension from the right
+    pytest.param(relay.reverse_reshape, (32, 16, 16), id="reverse_reshape"),
+    # the same chain with a plain reshape, whose 0 copies the second from the left
+    pytest.param(relay.reshape, (32, 8, 32), id="reshape"),
+])
+def test_simplify_reshape(last, out_shape):
+    zz = run_opt_pass(_reshape_chain(last), transform.SimplifyExpr())
+    after = run_opt_pass(_reshape_chain(last, out_shape), transform.InferType())
     tvm.ir.assert_structural_equal(zz, after)
+
+
+def test_single_reverse_reshape_is_kept():
+    x = relay.var("x", shape=(10, 5, 4), dtype="float32")
+    f = relay.Function([x], relay.reverse_reshape(x, newshape=(-1, 0)))
+    zz = run_opt_pass(f, transform.SimplifyExpr())
+    tvm.ir.assert_structural_equal(zz, run_opt_pass(f, transform.InferType()))
+    assert zz.body.checked_type == relay.TensorType((50, 4), "float32")
 
 
 def _transpose_cases():
@@ -205,19 +210,21 @@ def test_eliminate_identity(map_free_vars):
 
 
 def test_simplify_same_cast(map_free_vars):
-    # TVM's case also has cast_like (absent here).
     data = relay.var("data", shape=(3, 4, 5), dtype="int32")
-    actual = run_opt_pass(relay.cast(data, "int32"), relay.transform.SimplifyExpr())
-    tvm.ir.assert_structural_equal(actual, run_infer_type(data), map_free_vars=map_free_vars)
+    same_dtype = relay.var("same_dtype", shape=(2, 2, 2), dtype="int32")
+    for expr in (relay.cast(data, "int32"), relay.cast_like(data, same_dtype)):
+        actual = run_opt_pass(expr, relay.transform.SimplifyExpr())
+        tvm.ir.assert_structural_equal(actual, run_infer_type(data), map_free_vars=map_free_vars)
 
 
 def test_simplify_consecutive_cast(map_free_vars):
-    # TVM's cast_like(e, y) steps are written cast(e, <dtype of y>).
     x = relay.var("x", shape=(3, 4, 5), dtype="int8")
+    y = relay.var("y", shape=(3, 4), dtype="int64")
+    z = relay.var("z", shape=(3,), dtype="float32")
     expr1 = relay.cast(x, "int16")
     expr2 = relay.cast(expr1, "int32")
-    expr3 = relay.cast(expr2, "int64")
-    expr4 = relay.cast(expr3, "float32")
+    expr3 = relay.cast_like(expr2, y)
+    expr4 = relay.cast_like(expr3, z)
 
     actual = run_opt_pass(expr2, relay.transform.SimplifyExpr())
     tvm.ir.assert_structural_equal(
@@ -232,10 +239,11 @@ def test_simplify_consecutive_cast(map_free_vars):
         actual, run_infer_type(relay.cast(x, "float32")), map_free_vars=map_free_vars
     )
 
-    # a narrowing cast stays
+    # a narrowing cast stays (the cast_like becomes the cast it stands for)
     x = relay.var("x", shape=(3, 4, 5), dtype="float32")
+    y = relay.var("y", shape=(3, 4), dtype="float32")
     expr1 = relay.cast(x, "int32")
-    expr2 = relay.cast(expr1, "float32")
+    expr2 = relay.cast_like(expr1, y)
     actual = run_opt_pass(expr2, relay.transform.SimplifyExpr())
     tvm.ir.assert_structural_equal(
         actual, run_infer_type(relay.cast(expr1, "float32")), map_free_vars=map_free_vars
@@ -245,6 +253,70 @@ def test_simplify_consecutive_cast(map_free_vars):
     expr2 = relay.cast(relay.cast(x, "bool"), "int32")
     actual = run_opt_pass(expr2, relay.transform.SimplifyExpr())
     tvm.ir.assert_structural_equal(actual, run_infer_type(expr2), map_free_vars=map_free_vars)
+
+
+@pytest.mark.parametrize("kwargs, shape", [
+    pytest.param({}, (6, 2, 2), id="whole-shapes"),
+    pytest.param({"lhs_begin": 2, "rhs_begin": 1}, (2, 3, 2, 2), id="attrs"),
+])
+def test_concretize_reshape_like(kwargs, shape):
+    data = relay.var("data", shape=(2, 3, 4), dtype="float32")
+    shape_like = relay.var("shape_like", shape=(6, 2, 2), dtype="float32")
+    actual = run_opt_pass(relay.reshape_like(data, shape_like, **kwargs),
+                          relay.transform.SimplifyExpr())
+    tvm.ir.assert_structural_equal(actual, run_infer_type(relay.reshape(data, shape)))
+
+
+def test_concretize_collapse_sum_like():
+    data = relay.var("data", shape=(3, 3, 3), dtype="float32")
+    collapse_type = relay.var("collapse_type", shape=(3,), dtype="float32")
+    actual = run_opt_pass(relay.collapse_sum_like(data, collapse_type),
+                          relay.transform.SimplifyExpr())
+    tvm.ir.assert_structural_equal(actual, run_infer_type(relay.collapse_sum_to(data, (3,))))
+
+
+def test_concretize_broadcast_to_like():
+    data = relay.var("data", shape=(3,), dtype="float32")
+    broadcast_type = relay.var("broadcast_type", shape=(3, 3, 3), dtype="float32")
+    actual = run_opt_pass(relay.broadcast_to_like(data, broadcast_type),
+                          relay.transform.SimplifyExpr())
+    tvm.ir.assert_structural_equal(actual, run_infer_type(relay.broadcast_to(data, (3, 3, 3))))
+
+
+def test_concretize_cast_like_with_unknown_dims():
+    data = relay.var("data", shape=(3, tvm.tir.Any(), 5), dtype="float32")
+    dtype_like = relay.var("dtype_like", shape=(tvm.tir.Any(), 3, 3), dtype="int32")
+    actual = run_opt_pass(relay.cast_like(data, dtype_like), relay.transform.SimplifyExpr())
+    tvm.ir.assert_structural_equal(actual, run_infer_type(relay.cast(data, "int32")))
+
+
+def test_like_operators_of_unknown_shape_are_kept():
+    # only cast_like concretizes without a static shape
+    data = relay.var("data", shape=(relay.Any(), 4), dtype="float32")
+    like = relay.var("like", shape=(relay.Any(), 4), dtype="float32")
+    for build in (relay.reshape_like, relay.collapse_sum_like, relay.broadcast_to_like):
+        f = relay.Function([data, like], build(data, like))
+        actual = run_opt_pass(f, relay.transform.SimplifyExpr())
+        tvm.ir.assert_structural_equal(actual, run_infer_type(f))
+
+
+def test_concretize_multiple():
+    # the gradient of a broadcasting add, written with the *_like operators
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    y = relay.var("y", shape=(3,), dtype="float32")
+    grad = relay.ones_like(x + y)
+    dx = relay.zeros_like(x)
+    dy = relay.zeros_like(y)
+    dx = dx + relay.collapse_sum_like(grad, dx)
+    dy = dy + relay.collapse_sum_like(grad, dy)
+    before = relay.Tuple([dx, dy])
+
+    # zeros_like becomes zeros, which EliminateIdentity then drops from the sums
+    grad_c = relay.ones((2, 3), "float32")
+    expected = relay.Tuple([relay.collapse_sum_to(grad_c, (2, 3)),
+                            relay.collapse_sum_to(grad_c, (3,))])
+    actual = run_opt_pass(before, relay.transform.SimplifyExpr())
+    tvm.ir.assert_structural_equal(actual, run_infer_type(expected))
 
 
 def test_concretize_zeros_like():
@@ -444,3 +516,26 @@ def test_binomials(dtype, map_free_vars):
 
 if __name__ == "__main__":
     tvm.testing.main()
+
+
+def test_concretized_like_operators_compute_the_same_values():
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    y = relay.var("y", shape=(3,), dtype="float32")
+    body = relay.Tuple([
+        relay.collapse_sum_like(relay.broadcast_to_like(y, x) * x, y),
+        relay.reshape_like(x, relay.zeros((3, 2), "int8")),
+        relay.cast_like(x, relay.ones((1,), "int32")),
+        relay.reverse_reshape(relay.reshape(x, (3, 2)), (-1, 0)),
+    ])
+    f = relay.Function([x, y], body)
+    mod = tvm.IRModule.from_expr(f)
+    simplified = transform.SimplifyExpr()(transform.InferType()(mod))
+    # every *_like call became its explicit form, and the two reshapes one
+    text = simplified.astext()
+    assert "_like(" not in text and "contrib_reverse_reshape(" not in text, text
+    args = [np.arange(6, dtype="float32").reshape(2, 3) - 2.5,
+            np.array([1.0, -2.0, 0.5], dtype="float32")]
+    before = relay.create_executor(mod=mod).evaluate()(*args)
+    after = relay.create_executor(mod=simplified).evaluate()(*args)
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(b.numpy(), a.numpy())

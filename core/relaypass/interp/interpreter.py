@@ -579,6 +579,8 @@ def _normalize_result(result: Any, op: Op, call: Call) -> Any:
         )
     if isinstance(result, (np.generic, bool, int, float, complex)):
         return np.asarray(result)
+    if type(result) is RefValue or type(result) is Closure:
+        return result  # passed through, as the annotation operators pass any value
     raise EvaluationError(
         f"the kernel of {op.name} returned a {type(result).__name__}, not an array or a tuple: "
         f"{_located(call)}"

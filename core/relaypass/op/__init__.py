@@ -6,7 +6,7 @@ constructors of the top-level operators (``add``, ``reshape``, ``sum``, ...)
 are re-exported here and under ``relay``; ``nn`` holds the neural-network
 ones (``relay.nn``).  Each family lives in its own module: ``tensor``
 (elementwise and creation), ``transform`` (shape and data movement),
-``indexing``, ``reduce``, ``annotation`` (markers for passes, such as
+``indexing``, ``reduce``, ``sort`` (``argsort``), ``annotation`` (markers for passes, such as
 ``stop_fusion``), and the ``nn`` package.
 
 To add an operator of your own, call :func:`relaypass.ir.op.register_op`
@@ -18,11 +18,13 @@ from . import (
     indexing,
     nn,
     reduce,
+    sort,
     tensor,
     transform,
 )
 from .indexing import *  # noqa: F403
 from .reduce import *  # noqa: F403
+from .sort import *  # noqa: F403
 from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403
 from .tuple_wrapper import TupleWrapper
@@ -30,4 +32,5 @@ from .tuple_wrapper import TupleWrapper
 __all__ = [
     "nn", "TupleWrapper",
     *tensor.__all__, *transform.__all__, *indexing.__all__, *reduce.__all__,
+    *sort.__all__,
 ]

@@ -36,7 +36,8 @@ __all__ = [
     "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "logical_and", "logical_or", "logical_not", "negative", "abs", "exp", "log",
     "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "floor", "ceil", "round", "trunc", "sign", "clip",
-    "cast", "where", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "copy",
+    "cast", "cast_like", "where", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
+    "copy", "left_shift", "right_shift",
 ]
 
 
@@ -69,6 +70,21 @@ def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # numpy refuses negative integer exponents; C's pow truncates the real result.
         return np.trunc(np.power(a.astype(np.float64), b)).astype(a.dtype)
     return np.power(a, b)
+
+
+def _shift(op_name: str, fn):
+    """A bit shift: numpy's, which (like TVM's code generator) wants integer operands.
+
+    The relation is Relay's BroadcastRel, which lets a float shift type-check;
+    evaluating one is an error naming the operator, as compiling it is in TVM.
+    """
+
+    def kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.dtype.kind not in "iub":
+            raise ValueError(f"{op_name}: operands must have an integer dtype, got {a.dtype}")
+        return fn(a, b)
+
+    return kernel
 
 
 def _logical(fn):
@@ -162,6 +178,8 @@ _BINARY = {
     "minimum": np.minimum,
     "logical_and": _logical(np.logical_and),
     "logical_or": _logical(np.logical_or),
+    "left_shift": _shift("left_shift", np.left_shift),
+    "right_shift": _shift("right_shift", np.right_shift),
 }
 _COMPARE = {
     "equal": np.equal,
@@ -265,6 +283,24 @@ register_op(
     "cast", num_inputs=1, type_relation=_cast_rel, kernel=_cast_kernel,
     pattern=OpPattern.ELEMWISE, attrs={"dtype": REQUIRED}, attrs_type_key="relay.attrs.CastAttrs",
     description="Convert every element to another dtype.",
+)
+
+
+def _cast_like_rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
+    t = expect_tensor(arg_types[0], "cast_like: data")
+    like = expect_tensor(arg_types[1], "cast_like: dtype_like")
+    return TensorType(t.shape, like.dtype)
+
+
+def _cast_like_kernel(args, attrs):
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.asarray(args[0].astype(args[1].dtype))
+
+
+register_op(
+    "cast_like", num_inputs=2, type_relation=_cast_like_rel, kernel=_cast_like_kernel,
+    pattern=OpPattern.ELEMWISE,
+    description="Convert every element to the dtype of a second tensor (whose shape is free).",
 )
 
 
@@ -491,6 +527,21 @@ def clip(a: Expr, a_min: float, a_max: float) -> Call:
 
 def cast(data: Expr, dtype: str) -> Call:
     return call("cast", [data], dtype=str(dtype))
+
+
+def cast_like(data: Expr, dtype_like: Expr) -> Call:
+    """``data`` cast to the dtype of ``dtype_like``; only its type matters, not its values."""
+    return call("cast_like", [data, dtype_like])
+
+
+def left_shift(lhs: Expr, rhs: Expr) -> Call:
+    """``lhs << rhs`` elementwise, with numpy broadcasting."""
+    return call("left_shift", [lhs, rhs])
+
+
+def right_shift(lhs: Expr, rhs: Expr) -> Call:
+    """``lhs >> rhs`` elementwise (arithmetic for signed dtypes), with numpy broadcasting."""
+    return call("right_shift", [lhs, rhs])
 
 
 def where(condition: Expr, x: Expr, y: Expr) -> Call:

@@ -19,13 +19,14 @@ from ..ir.attrs import Attrs
 from ..ir.expr import Call, Constant, Expr, Tuple
 from ..ir.op import REQUIRED, OpPattern, register_op, register_op_attr
 from ..ir.types import Any, Dim, TensorType, TupleType, Type
-from .builder import call, static_shape
+from .builder import call, expr_arg, static_shape
 from .layout import Layout, check_convertible, transform_array
 from .relations import (
     attr_bool,
     attr_dtype,
     attr_int,
     attr_ints,
+    broadcast_shapes,
     const_scalar,
     dim_mul,
     dims_equal_or_unknown,
@@ -44,6 +45,7 @@ from .tuple_wrapper import TupleWrapper
 __all__ = [
     "reshape", "transpose", "squeeze", "expand_dims", "concatenate", "stack", "split", "tile",
     "repeat", "broadcast_to", "reverse", "layout_transform", "shape_of", "ndarray_size", "arange",
+    "reshape_like", "reverse_reshape", "broadcast_to_like", "collapse_sum_like", "collapse_sum_to",
 ]
 
 
@@ -166,6 +168,77 @@ register_op(
     pattern=OpPattern.INJECTIVE, attrs={"newshape": REQUIRED, "allowzero": False},
     attrs_type_key="relay.attrs.ReshapeAttrs",
     description="Reshape with Relay's special codes 0, -1, -2, -3, -4.",
+)
+
+
+def _reverse_reshape_shape(
+    ishape: Sequence[Dim], newshape: Sequence[int], allowzero: bool
+) -> tuple[Dim, ...]:
+    """``contrib_reverse_reshape``: reshape's codes matched from the right.
+
+    As Relay does, this is reshape on the reversed input shape and the reversed
+    ``newshape``, read back in reverse; an error describes those reversed shapes.
+    """
+    name = "contrib_reverse_reshape (codes read from the right)"
+    out = infer_reshape(tuple(ishape)[::-1], tuple(newshape)[::-1], allowzero, name)
+    return out[::-1]
+
+
+def _reverse_reshape_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "contrib_reverse_reshape: data")
+    newshape = attr_ints(attrs.newshape, "newshape", "contrib_reverse_reshape")
+    allowzero = attr_bool(attrs.allowzero, "allowzero", "contrib_reverse_reshape")
+    return TensorType(_reverse_reshape_shape(t.shape, newshape, allowzero), t.dtype)
+
+
+register_op(
+    "contrib_reverse_reshape", num_inputs=1, type_relation=_reverse_reshape_rel,
+    kernel=lambda args, attrs: args[0].reshape(
+        _reverse_reshape_shape(args[0].shape, attrs.newshape, attrs.allowzero)),
+    pattern=OpPattern.INJECTIVE, attrs={"newshape": REQUIRED, "allowzero": False},
+    attrs_type_key="relay.attrs.ReshapeAttrs",
+    description="Reshape with reshape's special codes matched from the right "
+    "(relay.reverse_reshape).",
+)
+
+
+def _like_span(begin, end, ndim: int, which: str) -> tuple[int, int]:
+    """The half-open axis range [begin, end) of reshape_like's attributes, normalized."""
+    b = attr_int(begin, f"{which}_begin", "reshape_like")
+    e = ndim if end is None else attr_int(end, f"{which}_end", "reshape_like")
+    b, e = (b + ndim if b < 0 else b), (e + ndim if e < 0 else e)
+    if not 0 <= b <= e <= ndim:
+        raise fail("reshape_like", f"axes {which}_begin={begin}, {which}_end={end} do not give a "
+                   f"range within a tensor of rank {ndim}")
+    return b, e
+
+
+def _reshape_like_shape(data: Sequence[Dim], like: Sequence[Dim], attrs: Attrs) -> list[Dim]:
+    lb, le = _like_span(attrs.lhs_begin, attrs.lhs_end, len(data), "lhs")
+    rb, re = _like_span(attrs.rhs_begin, attrs.rhs_end, len(like), "rhs")
+    return [*data[:lb], *like[rb:re], *data[le:]]
+
+
+def _reshape_like_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "reshape_like: data")
+    like = expect_tensor(arg_types[1], "reshape_like: shape_like")
+    shape = _reshape_like_shape(t.shape, like.shape, attrs)
+    in_size, out_size = dims_product(t.shape), dims_product(shape)
+    if not is_any(in_size) and not is_any(out_size) and in_size != out_size:
+        raise fail("reshape_like", f"cannot reshape a tensor of shape {shape_str(t.shape)} "
+                   f"({in_size} elements) to {shape_str(shape)} ({out_size} elements)")
+    return TensorType(shape, t.dtype)
+
+
+register_op(
+    "reshape_like", num_inputs=2, type_relation=_reshape_like_rel,
+    kernel=lambda args, attrs: args[0].reshape(
+        _reshape_like_shape(args[0].shape, args[1].shape, attrs)),
+    pattern=OpPattern.INJECTIVE,
+    attrs={"lhs_begin": 0, "lhs_end": None, "rhs_begin": 0, "rhs_end": None},
+    attrs_type_key="relay.attrs.ReshapeLikeAttrs",
+    description="Reshape data's axes [lhs_begin, lhs_end) to shape_like's axes "
+    "[rhs_begin, rhs_end).",
 )
 
 
@@ -450,6 +523,90 @@ register_op(
 )
 
 
+def _expect_broadcasts(small: TensorType, big: TensorType, op_name: str) -> None:
+    """Relay's BroadcastRel with ``big`` as its result: same dtype, and broadcasting ``small``
+    against ``big`` gives ``big``'s shape."""
+    if small.dtype != big.dtype:
+        raise fail(op_name, f"operand dtypes differ: {small.dtype} and {big.dtype}")
+    out = broadcast_shapes(small.shape, big.shape, op_name)
+    if len(out) != big.ndim or not all(map(dims_equal_or_unknown, out, big.shape)):
+        raise fail(op_name, f"shape {shape_str(small.shape)} does not broadcast to "
+                   f"{shape_str(big.shape)} without growing it")
+
+
+def _broadcast_to_like_rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
+    t = expect_tensor(arg_types[0], "broadcast_to_like: data")
+    like = expect_tensor(arg_types[1], "broadcast_to_like: broadcast_type")
+    _expect_broadcasts(t, like, "broadcast_to_like")
+    return like
+
+
+register_op(
+    "broadcast_to_like", num_inputs=2, type_relation=_broadcast_to_like_rel,
+    kernel=lambda args, attrs: np.array(np.broadcast_to(args[0], args[1].shape)),
+    pattern=OpPattern.BROADCAST,
+    description="Broadcast data to the shape of a second tensor (of the same dtype).",
+)
+
+
+def collapse_sum_array(a: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """Sum ``a`` down to ``shape``, the inverse of broadcasting ``shape`` to ``a.shape``:
+    the leading axes ``shape`` lacks and the axes where it has 1 are summed, in ``a``'s
+    dtype (integers wrap, as TVM's)."""
+    shape = tuple(int(d) for d in shape)
+    lead = a.ndim - len(shape)
+    out = a.sum(axis=tuple(range(lead))) if lead > 0 else a
+    axes = tuple(k for k, d in enumerate(shape) if d == 1 and out.shape[k] != 1)
+    if axes:
+        out = out.sum(axis=axes, keepdims=True)
+    return np.asarray(out).astype(a.dtype, copy=False).reshape(shape)
+
+
+def _collapse_sum_like_rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
+    t = expect_tensor(arg_types[0], "collapse_sum_like: data")
+    like = expect_tensor(arg_types[1], "collapse_sum_like: collapse_type")
+    _expect_broadcasts(like, t, "collapse_sum_like")
+    return like
+
+
+register_op(
+    "collapse_sum_like", num_inputs=2, type_relation=_collapse_sum_like_rel,
+    kernel=lambda args, attrs: collapse_sum_array(args[0], args[1].shape),
+    pattern=OpPattern.COMM_REDUCE,
+    description="Sum data down to the shape of a second tensor that broadcasts to it.",
+)
+
+
+def _collapse_sum_to_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "collapse_sum_to: data")
+    target = expect_tensor(arg_types[1], "collapse_sum_to: shape")
+    if target.ndim != 1 or is_any(target.shape[0]):
+        raise fail("collapse_sum_to", f"the shape argument must be a vector of static length, "
+                   f"got type {target}")
+    rank = target.shape[0]
+    if attrs.shape is None:
+        out = TensorType((Any(),) * rank, t.dtype)
+    else:
+        shape = attr_ints(attrs.shape, "shape", "collapse_sum_to", minimum=0)
+        if len(shape) != rank:
+            raise fail("collapse_sum_to", f"attribute shape {shape} has {len(shape)} values but "
+                       f"the shape argument holds {rank}")
+        out = TensorType(shape, t.dtype)
+    _expect_broadcasts(out, t, "collapse_sum_to")
+    return out
+
+
+register_op(
+    "collapse_sum_to", num_inputs=2, type_relation=_collapse_sum_to_rel,
+    kernel=lambda args, attrs: collapse_sum_array(
+        args[0], args[1].reshape(-1) if attrs.shape is None else attrs.shape),
+    pattern=OpPattern.COMM_REDUCE, attrs={"shape": None, "dtype": ""},
+    attrs_type_key="relay.attrs.InitOpAttrs",
+    description="Sum data down to a shape given as a 1-D tensor (static when it is a constant, "
+    "whose values the attribute shape repeats).",
+)
+
+
 # --- layout_transform ---------------------------------------------------------------------------
 
 
@@ -635,6 +792,41 @@ def ndarray_size(data: Expr, dtype: str = "int32") -> Call:
     return call("ndarray_size", [data], dtype=str(dtype))
 
 
+def reshape_like(data: Expr, shape_like: Expr, lhs_begin: int = 0, lhs_end=None,
+                 rhs_begin: int = 0, rhs_end=None) -> Call:
+    """Reshape ``data``'s axes ``[lhs_begin, lhs_end)`` to ``shape_like``'s axes
+    ``[rhs_begin, rhs_end)``; None ends mean the rank."""
+    return call("reshape_like", [data, shape_like], lhs_begin=lhs_begin, lhs_end=lhs_end,
+                rhs_begin=rhs_begin, rhs_end=rhs_end)
+
+
+def reverse_reshape(data: Expr, newshape) -> Call:
+    """Reshape with ``reshape``'s codes matched from the right: ``(-1, 0)`` on ``(10, 5, 4)``
+    keeps the last dimension, giving ``(50, 4)``."""
+    newshape = static_shape(newshape, "reverse_reshape", "newshape")
+    return call("contrib_reverse_reshape", [data], newshape=newshape)
+
+
+def broadcast_to_like(data: Expr, broadcast_type: Expr) -> Call:
+    """``data`` broadcast to the shape of ``broadcast_type``."""
+    return call("broadcast_to_like", [data, broadcast_type])
+
+
+def collapse_sum_like(data: Expr, collapse_type: Expr) -> Call:
+    """``data`` summed down to the shape of ``collapse_type`` (the gradient of a broadcast)."""
+    return call("collapse_sum_like", [data, collapse_type])
+
+
+def collapse_sum_to(data: Expr, shape) -> Call:
+    """``data`` summed down to ``shape``: a list or tuple (made an int32 constant, as Relay's
+    constructor does) or an expression; a constant's values become the attribute shape."""
+    if isinstance(shape, (list, tuple)):
+        shape = Constant(np.asarray(static_shape(shape, "collapse_sum_to"), dtype="int32"))
+    shape = expr_arg(shape, "collapse_sum_to", "shape")
+    static = static_shape(shape, "collapse_sum_to") if isinstance(shape, Constant) else None
+    return call("collapse_sum_to", [data, shape], shape=static)
+
+
 def _scalar(value, dtype: str) -> Expr:
     if isinstance(value, Expr):
         return value
@@ -662,5 +854,5 @@ def arange(start, stop=None, step=None, dtype: str = "float32") -> Call:
 
 # As in Relay, operators that only reinterpret the shape: a fused group made of
 # nothing else is marked ReshapeOnly by FuseOps.
-for _name in ("reshape", "squeeze", "expand_dims"):
+for _name in ("reshape", "squeeze", "expand_dims", "contrib_reverse_reshape"):
     register_op_attr(_name, "TReshapeOp", True)

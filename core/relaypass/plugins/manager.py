@@ -25,8 +25,9 @@ import pluggy
 from ..transform.errors import PluginError, PluginHookError
 from ..transform.instrument import PassInstrument
 from ..transform.passes import Pass
+from ..transform.pattern_tables import add_source as add_pattern_table_source
 from ..transform.registry import get_registry
-from ..transform.specs import Declarations, InstrumentSpec, PassSpec
+from ..transform.specs import Declarations, InstrumentSpec, PassSpec, PatternTableSpec
 from . import hookspecs
 from .discovery import DiscoveredPlugin, discover
 from .hookspecs import hookimpl
@@ -105,6 +106,17 @@ class PluginSource:
         instruments = collect(pm.hook.relaypass_instrument_specs, "relaypass_instrument_specs")
         return passes, instruments, errors
 
+    def pattern_table_declarations(self) -> tuple[list[PatternTableSpec], list[PluginError]]:
+        """The pattern tables the discovered manifests declare (read from manifests only).
+
+        The errors are those of manifests that did not parse: such a plugin
+        may have declared pattern tables, which are then missing.
+        """
+        discovered = self._discovered_plugins()
+        specs = [t for d in discovered if d.declarations is not None
+                 for t in d.declarations.pattern_tables]
+        return specs, [d.error for d in discovered if d.error is not None]
+
     def forget(self) -> None:
         importlib.invalidate_caches()
         # importlib.metadata keeps each sys.path directory's listing keyed by the
@@ -140,6 +152,7 @@ def connect() -> None:
     if not _connected:
         _connected = True
         get_registry().add_source(SOURCE)
+        add_pattern_table_source(SOURCE)
 
 
 def register_plugin(plugin: object, name: str | None = None) -> object:

@@ -42,6 +42,11 @@ the full reference)::
     type = "str"
     default = "stdout"
 
+    [[pattern_table]]                # a BYOC target's patterns, for MergeComposite
+    name = "acme"                    # MergeComposite = { pattern_table = "acme" }
+    factory = "my_pkg.patterns:table"  # callable() -> [(name, pattern[, check]), ...]
+    help = "..."
+
 ``role`` says that the pass is the one the core (and the tools' defaults)
 reach for a job, without naming it; the core never names a pass.  The roles
 (:data:`~relaypass.transform.specs.PASS_ROLES`):
@@ -67,7 +72,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -86,6 +91,7 @@ from ..transform.specs import (
     OptionSpec,
     Origin,
     PassSpec,
+    PatternTableSpec,
 )
 
 MANIFEST_NAME = "relaypass-plugin.toml"
@@ -94,10 +100,11 @@ FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _FACTORY = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
-_TOP_KEYS = ("format", "pass", "instrument")
+_TOP_KEYS = ("format", "pass", "instrument", "pattern_table")
 _PASS_KEYS = ("name", "kind", "opt_level", "required", "preserves", "factory", "help", "role",
               "config", "option")
 _INSTRUMENT_KEYS = ("name", "factory", "help", "option")
+_PATTERN_TABLE_KEYS = ("name", "factory", "help")
 _VALUE_KEYS = ("name", "type", "default", "help")
 
 
@@ -204,22 +211,22 @@ class _Reader:
         fmt = data.get("format", FORMAT)
         if fmt != FORMAT:
             raise self.fail("format", f"unsupported manifest format {shown(fmt)}; this relaypass reads format {FORMAT}")
-        decls = Declarations()
+        return Declarations(self.declared(data, "pass", self.pass_spec),
+                            self.declared(data, "instrument", self.instrument_spec),
+                            self.declared(data, "pattern_table", self.pattern_table_spec))
+
+    def declared(self, data: Mapping[str, Any], key: str,
+                 read_entry: Callable[[Mapping[str, Any], str], Any]) -> list[Any]:
+        """The entries of the array of tables ``[[key]]``, each read by ``read_entry``; no name twice."""
+        out: list[Any] = []
         seen: set[str] = set()
-        for i, table in enumerate(self.tables(data.get("pass", []), "pass")):
-            spec = self.pass_spec(table, f"pass[{i}]")
+        for i, table in enumerate(self.tables(data.get(key, []), key)):
+            spec = read_entry(table, f"{key}[{i}]")
             if spec.name in seen:
-                raise self.fail(f"pass[{i}].name", f"{spec.name!r} is declared twice")
+                raise self.fail(f"{key}[{i}].name", f"{spec.name!r} is declared twice")
             seen.add(spec.name)
-            decls.passes.append(spec)
-        seen.clear()
-        for i, table in enumerate(self.tables(data.get("instrument", []), "instrument")):
-            spec_i = self.instrument_spec(table, f"instrument[{i}]")
-            if spec_i.name in seen:
-                raise self.fail(f"instrument[{i}].name", f"{spec_i.name!r} is declared twice")
-            seen.add(spec_i.name)
-            decls.instruments.append(spec_i)
-        return decls
+            out.append(spec)
+        return out
 
     def pass_spec(self, table: Mapping[str, Any], path: str) -> PassSpec:
         self.keys(table, _PASS_KEYS, path)
@@ -259,16 +266,26 @@ class _Reader:
                                   f"option(s) {', '.join(needed)} have no default")
         return value
 
-    def instrument_spec(self, table: Mapping[str, Any], path: str) -> InstrumentSpec:
-        self.keys(table, _INSTRUMENT_KEYS, path)
+    def named_factory(self, table: Mapping[str, Any], path: str,
+                      allowed: tuple[str, ...]) -> tuple[str, str, str]:
+        """The ``name``, ``factory`` and ``help`` of an instrument or pattern-table entry."""
+        self.keys(table, allowed, path)
         name = self.string(self.need(table, "name", path), f"{path}.name", _NAME, "a valid name")
         factory = self.string(self.need(table, "factory", path), f"{path}.factory", _FACTORY,
                               "of the form 'package.module:attribute'")
         help_text = table.get("help", "")
         if not isinstance(help_text, str):
             raise self.fail(f"{path}.help", f"expected a string, not {shown(help_text)}")
+        return name, factory, help_text
+
+    def instrument_spec(self, table: Mapping[str, Any], path: str) -> InstrumentSpec:
+        name, factory, help_text = self.named_factory(table, path, _INSTRUMENT_KEYS)
         options = self.options(table.get("option", []), f"{path}.option")
         return InstrumentSpec(name, factory, self.origin, options, help_text)
+
+    def pattern_table_spec(self, table: Mapping[str, Any], path: str) -> PatternTableSpec:
+        name, factory, help_text = self.named_factory(table, path, _PATTERN_TABLE_KEYS)
+        return PatternTableSpec(name, factory, self.origin, help_text)
 
 
 def parse_manifest(text: str, origin: Origin) -> Declarations:

@@ -718,13 +718,38 @@ def _cmd_passes(args: argparse.Namespace) -> int:
             "distribution": s.distribution, "version": s.version, "help": s.help,
             "role": s.role,
         } for s in specs]
+        data.extend(_pattern_tables_json())
         print(json.dumps(data, indent=2, default=list))
     else:
         rows = [(s.name, s.kind, str(s.opt_level), ", ".join(s.required) or "-",
                  s.distribution, s.version or "-") for s in specs]
         print(_table(("name", "kind", "opt_level", "required", "distribution", "version"), rows))
+    _list_pattern_tables(args)
     _plugin_warnings()
     return EXIT_OK
+
+
+def _pattern_tables_json() -> list[dict[str, Any]]:
+    from ..transform.pattern_tables import list_pattern_tables
+
+    return [{"name": t.name, "kind": "pattern_table", "distribution": t.distribution,
+             "version": t.version, "help": t.help} for t in list_pattern_tables()]
+
+
+def _list_pattern_tables(args: argparse.Namespace) -> None:
+    """The pattern tables MergeComposite can name: a section after the passes, when there are any.
+
+    In JSON they are entries of kind ``pattern_table`` after the passes.
+    """
+    from ..transform.pattern_tables import list_pattern_tables, pattern_table_errors
+
+    tables = list_pattern_tables()
+    if tables and not args.json:
+        rows = [(t.name, t.distribution, t.version or "-", t.help or "-") for t in tables]
+        print("\npattern tables (MergeComposite = { pattern_table = \"<name>\" }):")
+        print(_table(("name", "distribution", "version", "help"), rows))
+    for error in pattern_table_errors():
+        _warning_line(str(error))
 
 
 def _cmd_instruments(args: argparse.Namespace) -> int:
@@ -810,6 +835,37 @@ def _leaf_names(spec: PipelineSpec) -> list[str]:
 def _cmd_print(args: argparse.Namespace) -> int:
     _write_module(_load_model(args.model, None), None)
     return EXIT_OK
+
+
+# --- match ---------------------------------------------------------------------------------
+def _cmd_match(args: argparse.Namespace) -> int:
+    from ..ir.summary import short_text
+    from .match import match_module, read_pattern
+
+    pattern = read_pattern(args.pattern)
+    if args.typed:
+        _check_registered("--typer", args.typer, "pass")
+    mod = _load_model(args.model, None)
+    if args.typed:
+        from ..transform import get_pass
+
+        mod = get_pass(args.typer or _default_typer())(mod)
+    report = match_module(pattern, mod)
+    if report.matches:
+        count = len(report.matches)
+        print(f"{count} match{'es' if count != 1 else ''} of {pattern}")
+        for name, node in report.matches[: args.limit]:
+            print(f"  @{name}: {short_text(node, 160)}")
+        if count > args.limit:
+            print(f"  ... and {count - args.limit} more (--limit)")
+        return EXIT_OK
+    print(f"no match of {pattern}")
+    if report.closest is not None:
+        name, why = report.closest
+        print(f"closest, in @{name}:")
+        for line in str(why).splitlines()[1:]:
+            print(f"  {line}")
+    return EXIT_CHECK_FAILED
 
 
 # --- port ----------------------------------------------------------------------------------
@@ -983,6 +1039,24 @@ def build_parser() -> argparse.ArgumentParser:
                                          "and print it as Relay text.")
     p_print.add_argument("model", metavar="MODEL", help="a Relay text file, or .onnx")
     p_print.set_defaults(func=_cmd_print)
+
+    p_match = sub.add_parser(
+        "match", parents=[common], help="where a dataflow pattern matches in a model, or why not",
+        description="Try a dataflow pattern (its text, as patterns print: "
+                    "'nn.relu(nn.conv2d(*, *))'; or a file holding it) on every node of a "
+                    "model. Prints each match; when there is none, the closest miss: the "
+                    "sub-pattern that failed, the node it was tried on and why. Exit 0 when "
+                    "the pattern matches somewhere, 1 when it matches nowhere.")
+    p_match.add_argument("pattern", metavar="PATTERN", help="a pattern's text, or a file holding it")
+    p_match.add_argument("model", metavar="MODEL", help="a Relay text file, or .onnx")
+    p_match.add_argument("--untyped", dest="typed", action="store_false",
+                         help="match the model as read, without type inference first "
+                              "(type, shape and dtype checks then fail)")
+    p_match.add_argument("--typer", metavar="PASS", default=None,
+                         help=f"the type inference pass to run first ({TYPER_DEFAULT_HELP})")
+    p_match.add_argument("--limit", type=int, default=20, metavar="N",
+                         help="list at most N matches (default: 20)")
+    p_match.set_defaults(func=_cmd_match)
 
     p_port = sub.add_parser("port", parents=[common],
                             help="port TVM Relay pass files: rewrite their tvm imports",

@@ -123,9 +123,32 @@ class InstrumentSpec:
         return self.origin.version
 
 
+@dataclass(frozen=True)
+class PatternTableSpec:
+    """A declared pattern table (``[[pattern_table]]``): its name, factory, origin, help.
+
+    The factory, called without arguments, returns the table MergeComposite
+    takes: a list of ``(name, pattern)`` or ``(name, pattern, check)``.
+    """
+
+    name: str
+    factory: Factory
+    origin: Origin
+    help: str = ""
+
+    @property
+    def distribution(self) -> str:
+        return self.origin.distribution
+
+    @property
+    def version(self) -> str:
+        return self.origin.version
+
+
 @dataclass
 class Declarations:
-    """What one plugin contributes: its passes and its instruments."""
+    """What one plugin contributes: its passes, its instruments and its pattern tables."""
 
     passes: list[PassSpec] = field(default_factory=list)
     instruments: list[InstrumentSpec] = field(default_factory=list)
+    pattern_tables: list[PatternTableSpec] = field(default_factory=list)

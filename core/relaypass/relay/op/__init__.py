@@ -4,12 +4,14 @@
 ``register_pattern`` attach attributes to any registered operator, with TVM's
 levels.  The constructors live in :mod:`relaypass.op`; this package only
 re-exports them, with TVM's submodules (``relay.op.nn``, ``relay.op.tensor``,
-``relay.op.transform``, ``relay.op.reduce``, ``relay.op.op``).
+``relay.op.algorithm``,
+``relay.op.transform``, ``relay.op.reduce``, ``relay.op.op``,
+``relay.op.annotation``, ``relay.op.contrib``).
 """
 
 from ...op import *  # noqa: F403
 from ...op import __all__ as _constructors
-from . import nn, op, reduce, tensor, transform  # noqa: F401  (TVM's submodules, as attributes)
+from . import algorithm, annotation, contrib, nn, op, reduce, tensor, transform  # noqa: F401  (TVM's submodules, as attributes)
 from .op import Op, OpPattern, get, register_op_attr, register_pattern
 
 # Submodules are attributes, not part of ``*``: ``from relay.op import *`` must not

@@ -1,0 +1,455 @@
+"""MergeComposite and pattern tables: depth, checks, priority, errors, pipeline files, plugins.
+
+Relay's own examples are in tests/relay_compat/test_pass_merge_composite.py.
+Pattern-table plugins are built as tiny ``*.dist-info`` folders on a
+temporary ``sys.path`` entry (tests/test_plugins.py's ``dists`` fixture) for the error
+cases, and the acme example in tests/data/byoc_plugin is pip-installed into
+a fresh virtual environment for the end-to-end case.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import site
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import test_plugins
+from test_plugins import _offline_build_flags, _run_in
+
+from relaypass import relay
+from relaypass.functor import post_order_visit
+from relaypass.ir import IRModule
+from relaypass.ir.expr import Call, Function
+from relaypass.plugins.manifest import parse_manifest
+from relaypass.relay.dataflow_pattern import is_op, wildcard
+from relaypass.relay.op.contrib import get_pattern_table, register_pattern_table
+from relaypass.transform import PipelineError, load_pipeline, read_pipeline
+from relaypass.transform.errors import (
+    ManifestError,
+    OptionError,
+    PluginBuildError,
+    PluginImportError,
+)
+from relaypass.transform.pattern_tables import (
+    DuplicatePatternTableError,
+    PatternTableError,
+    PatternTableNotFoundError,
+    list_pattern_tables,
+    unregister_pattern_table,
+)
+from relaypass.transform.specs import Origin
+
+#: The plugin tests' fixture: installed-looking distributions on a temporary sys.path entry.
+dists = test_plugins.dists
+
+MergeComposite = relay.transform.MergeComposite
+
+
+def add_relu():
+    return is_op("nn.relu")(wildcard() + wildcard())
+
+
+def composites(expr):
+    """The (Composite, PartitionedFromPattern) of every composite function called in ``expr``."""
+    found = []
+
+    def visit(e):
+        if isinstance(e, Call) and isinstance(e.op, Function) and e.op.attrs is not None \
+                and "Composite" in e.op.attrs:
+            found.append((e.op.attrs["Composite"], e.op.attrs["PartitionedFromPattern"]))
+
+    post_order_visit(expr, visit)
+    return found
+
+
+def module(body_of):
+    x = relay.var("x", shape=(2, 3))
+    y = relay.var("y", shape=(2, 3))
+    return IRModule.from_expr(relay.Function([x, y], body_of(x, y)))
+
+
+# --- depth --------------------------------------------------------------------------------
+def test_a_chain_of_100000_calls():
+    limit = sys.getrecursionlimit()
+    x = relay.var("x", shape=(2,))
+    e = relay.nn.relu(relay.add(x, x))  # the match, at the bottom of the chain
+    for _ in range(99_998):
+        e = relay.negative(e)
+    mod = IRModule.from_expr(relay.Function([x], e))
+    # Two patterns: the whole chain is typed between them, then matched again.
+    table = [("add_relu", add_relu()), ("mul", is_op("multiply")(wildcard(), wildcard()))]
+    out = MergeComposite(table)(mod)
+    assert composites(out["main"]) == [("add_relu", "add_nn.relu_")]
+    assert out["main"].body.checked_type == relay.TensorType((2,), "float32")
+    assert sys.getrecursionlimit() == limit
+
+
+# --- checks, priority, typing ------------------------------------------------------------
+def test_check_sees_each_match_root_and_decides():
+    seen = []
+
+    def only_first_input_x(root):
+        seen.append(root.op.name)
+        return root.args[0].args[0].name_hint == "x"
+
+    mod = module(lambda x, y: relay.add(relay.nn.relu(relay.add(x, y)), relay.nn.relu(relay.add(y, x))))
+    out = MergeComposite([("ar", add_relu(), only_first_input_x)])(mod)
+    assert seen == ["nn.relu", "nn.relu"]
+    assert composites(out["main"]) == [("ar", "add_nn.relu_")]
+
+
+def test_a_rejected_match_is_left_for_the_next_pattern():
+    mod = module(lambda x, y: relay.nn.relu(relay.add(x, y)))
+    table = [("never", add_relu(), lambda root: False),
+             ("add_only", is_op("add")(wildcard(), wildcard()))]
+    assert composites(MergeComposite(table)(mod)["main"]) == [("add_only", "add_")]
+
+
+def test_table_order_is_priority():
+    mod = module(lambda x, y: relay.nn.relu(relay.add(x, y)))
+    just_add = is_op("add")(wildcard(), wildcard())
+    first = MergeComposite([("whole", add_relu()), ("part", just_add)])(mod)
+    assert composites(first["main"]) == [("whole", "add_nn.relu_")]
+    second = MergeComposite([("part", just_add), ("whole", add_relu())])(mod)
+    assert composites(second["main"]) == [("part", "add_")]
+
+
+def test_a_later_check_reads_types_of_what_an_earlier_pattern_built():
+    shapes = []
+
+    def record(root):
+        shapes.append(tuple(root.args[0].checked_type.shape))  # a composite call of pattern 1
+        return True
+
+    mod = module(lambda x, y: relay.negative(relay.nn.relu(relay.add(x, y))))
+    out = MergeComposite([("ar", add_relu()), ("neg", is_op("negative")(wildcard()), record)])(mod)
+    assert shapes == [(2, 3)]
+    assert composites(out["main"]) == [("ar", "add_nn.relu_"), ("neg", "negative_")]
+
+
+def test_the_input_module_is_not_changed_and_values_are_kept():
+    mod = module(lambda x, y: relay.multiply(relay.nn.relu(relay.add(x, y)), y))
+    text = mod.astext()
+    out = MergeComposite([("ar", add_relu())])(mod)
+    assert mod.astext() == text and composites(out["main"])
+    args = [np.array([[1, -2, 3], [-4, 5, -6]], "float32"), np.ones((2, 3), "float32")]
+    run = relay.create_executor(kind="debug", mod=mod).evaluate()
+    run_out = relay.create_executor(kind="debug", mod=out).evaluate()
+    np.testing.assert_array_equal(run(*args).numpy(), run_out(*args).numpy())
+
+
+def test_MergeComposite_passes_the_pass_author_test_kit():
+    from relaypass.testing import check_pass
+
+    @register_pattern_table("kit_table")
+    def _table():
+        return [("ar", add_relu()), ("mul", is_op("multiply")(wildcard(), wildcard()))]
+
+    try:
+        # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
+        check_pass("MergeComposite", examples=20, pass_options={"pattern_table": "kit_table"},
+                   ops=["add", "multiply", "nn.relu", "negative"], seed=3)
+    finally:
+        unregister_pattern_table("kit_table")
+
+
+# --- the registry -------------------------------------------------------------------------
+def test_register_pattern_table_is_tvms_decorator():
+    calls = []
+
+    @register_pattern_table("tvm_style")
+    def table():
+        calls.append(1)
+        return [("ar", add_relu())]
+
+    try:
+        assert calls == [1]  # called once, at registration, as TVM does
+        [(name, pattern)] = get_pattern_table("tvm_style")
+        assert name == "ar" and calls == [1]
+        assert get_pattern_table("no_such_target") is None  # TVM's answer for an unknown target
+        assert any(s.name == "tvm_style" and s.origin.in_process for s in list_pattern_tables())
+        register_pattern_table("tvm_style", lambda: [("other", add_relu())])  # replaces, as TVM
+        assert [e[0] for e in get_pattern_table("tvm_style")] == ["other"]
+    finally:
+        unregister_pattern_table("tvm_style")
+    assert get_pattern_table("tvm_style") is None
+
+
+def test_relay_op_contrib_register_is_tvms_module():
+    from relaypass.relay.op.contrib import register
+
+    assert register.register_pattern_table is register_pattern_table
+    assert register.get_pattern_table is get_pattern_table
+    assert relay.op.contrib.register_pattern_table is register_pattern_table
+
+
+# --- errors -------------------------------------------------------------------------------
+@pytest.mark.parametrize("table, message", [
+    ("add_relu_table_name_typo", "no pattern table named 'add_relu_table_name_typo'"),
+    ({"ar": add_relu()}, "expected a list of (name, pattern)"),
+    ([("ar",)], "entry 0 is ('ar',); expected a tuple (name, pattern)"),
+    ([("ar", "nn.relu")], "entry 0 ('ar'): str 'nn.relu' is not a dataflow pattern"),
+    ([("", add_relu())], "entry 0: the composite name must be a non-empty string"),
+    ([("ar", add_relu(), "yes")], "entry 0 ('ar'): the check must be callable"),
+    ([("ar", add_relu()), ("ar", wildcard())], "entry 1: composite name 'ar' is already used by entry 0"),
+])
+def test_a_bad_table_is_a_specific_error(table, message):
+    with pytest.raises((PatternTableError, PatternTableNotFoundError)) as info:
+        MergeComposite(table)
+    assert message in str(info.value)
+
+
+def test_a_bad_registered_table_fails_where_it_is_registered():
+    with pytest.raises(PatternTableError, match=r"pattern table 'bad' of in-process registration "
+                                                r"from .*: entry 0 \('x'\): int 3 is not a dataflow"):
+        register_pattern_table("bad", lambda: [("x", 3)])
+    assert get_pattern_table("bad") is None
+
+
+def test_the_option_is_required():
+    with pytest.raises(OptionError, match="needs option"):
+        MergeComposite()
+
+
+# --- pipeline files -----------------------------------------------------------------------
+PIPELINE = """
+opt_level = 2
+passes = ["InferType", { name = "MergeComposite", options = { pattern_table = "%s" } }]
+"""
+
+
+def test_a_pipeline_file_names_a_registered_table(tmp_path):
+    register_pattern_table("pipeline_target", lambda: [("pt.add_relu", add_relu())])
+    try:
+        path = tmp_path / "byoc.toml"
+        path.write_text(PIPELINE % "pipeline_target")
+        out = load_pipeline(str(path))(module(lambda x, y: relay.nn.relu(relay.add(x, y))))
+        assert composites(out["main"]) == [("pt.add_relu", "add_nn.relu_")]
+    finally:
+        unregister_pattern_table("pipeline_target")
+
+
+def test_a_pipeline_file_cannot_give_a_table_itself(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('passes = [{ name = "MergeComposite", options = { pattern_table = ["ar"] } }]')
+    with pytest.raises(PipelineError, match=r"bad.toml: passes\[0\].options: option "
+                                            "'pattern_table' of pass 'MergeComposite' takes a str"):
+        read_pipeline(str(path))
+
+
+def test_a_pipeline_naming_an_unknown_table_fails_before_running(tmp_path):
+    path = tmp_path / "unknown.toml"
+    path.write_text(PIPELINE % "nowhere")
+    with pytest.raises(PatternTableNotFoundError, match="no pattern table named 'nowhere'"):
+        load_pipeline(str(path))
+
+
+# --- pattern tables in plugin manifests -----------------------------------------------------
+def test_manifest_reads_pattern_tables():
+    decls = parse_manifest(textwrap.dedent('''
+        [[pattern_table]]
+        name = "acme"
+        factory = "acme_byoc.patterns:pattern_table"
+        help = "acme kernels"
+    '''), Origin("acme", "1.0"))
+    [spec] = decls.pattern_tables
+    assert (spec.name, spec.factory, spec.help, spec.distribution) == (
+        "acme", "acme_byoc.patterns:pattern_table", "acme kernels", "acme")
+
+
+@pytest.mark.parametrize("text, where", [
+    ('[[pattern_table]]\nfactory = "a.b:c"\n', "pattern_table[0]: missing required key 'name'"),
+    ('[[pattern_table]]\nname = "t"\nfactory = "a.b"\n', "pattern_table[0].factory"),
+    ('[[pattern_table]]\nname = "t"\nfactory = "a:b"\nkind = "x"\n', "unknown key 'kind'"),
+    ('[[pattern_table]]\nname = "t"\nfactory = "a:b"\n[[pattern_table]]\nname = "t"\nfactory = "a:c"\n',
+     "pattern_table[1].name: 't' is declared twice"),
+])
+def test_manifest_errors_in_pattern_tables_name_the_key_path(text, where):
+    with pytest.raises(ManifestError, match=None) as info:
+        parse_manifest(text, Origin("acme", "1.0"))
+    assert where in str(info.value)
+
+
+def _table_manifest(name: str, factory: str) -> str:
+    return f'[[pattern_table]]\nname = "{name}"\nfactory = "{factory}"\n'
+
+
+GOOD_TABLE = '''
+from relaypass.relay.dataflow_pattern import is_op, wildcard
+IMPORTED = True
+def table():
+    return [("good.add_relu", is_op("nn.relu")(wildcard() + wildcard()))]
+'''
+
+
+def test_plugin_table_is_imported_only_when_first_asked_for(dists):
+    dists.add("good-npu", "1.0", "good_npu", _table_manifest("good", "good_npu.patterns:table"),
+              {"patterns": GOOD_TABLE})
+    assert [s.distribution for s in list_pattern_tables() if s.name == "good"] == ["good-npu"]
+    assert "good_npu.patterns" not in sys.modules
+    out = MergeComposite("good")(module(lambda x, y: relay.nn.relu(relay.add(x, y))))
+    assert composites(out["main"]) == [("good.add_relu", "add_nn.relu_")]
+    assert "good_npu.patterns" in sys.modules
+
+
+def test_broken_table_plugins_are_named_and_never_hide_the_others(dists):
+    dists.add("good-npu", "1.0", "good_npu", _table_manifest("good", "good_npu.patterns:table"),
+              {"patterns": GOOD_TABLE})
+    dists.add("bad-npu", "1.0", "bad_npu",
+              _table_manifest("notalist", "bad_npu.patterns:not_a_list")
+              + _table_manifest("twice", "bad_npu.patterns:twice")
+              + _table_manifest("raises", "bad_npu.patterns:raises")
+              + _table_manifest("missing", "bad_npu.nowhere:table"),
+              {"patterns": '''
+                  from relaypass.relay.dataflow_pattern import wildcard
+                  def not_a_list():
+                      return "conv2d"
+                  def twice():
+                      return [("n.a", wildcard()), ("n.a", wildcard())]
+                  def raises():
+                      raise RuntimeError("no device")
+              '''})
+    with pytest.raises(PatternTableError) as info:
+        MergeComposite("notalist")
+    assert "pattern table 'notalist' of bad-npu 1.0, entry point 'bad_npu'" in str(info.value)
+    assert info.value.distribution == "bad-npu" and "pip uninstall bad-npu" in str(info.value)
+    with pytest.raises(PatternTableError, match="entry 1: composite name 'n.a' is already used"):
+        MergeComposite("twice")
+    with pytest.raises(PluginBuildError, match="raised RuntimeError: 'no device'"):
+        get_pattern_table("raises")
+    with pytest.raises(PluginImportError, match="cannot import bad_npu.nowhere:table for pattern "
+                                                "table 'missing' of bad-npu 1.0"):
+        get_pattern_table("missing")
+    assert [e[0] for e in get_pattern_table("good")] == ["good.add_relu"]
+
+
+def test_one_table_name_from_two_distributions(dists):
+    for dist, package in (("one-npu", "one_npu"), ("two-npu", "two_npu")):
+        dists.add(dist, "1.0", package, _table_manifest("shared", f"{package}.patterns:table"),
+                  {"patterns": GOOD_TABLE})
+    dists.add("good-npu", "1.0", "good_npu", _table_manifest("good", "good_npu.patterns:table"),
+              {"patterns": GOOD_TABLE})
+    with pytest.raises(DuplicatePatternTableError, match="'shared' is declared by one-npu 1.0 and two-npu 1.0"):
+        get_pattern_table("shared")
+    assert get_pattern_table("good") is not None
+    # An in-process registration settles it, as a user choosing one.
+    register_pattern_table("shared", lambda: [("mine", add_relu())])
+    try:
+        assert [e[0] for e in get_pattern_table("shared")] == ["mine"]
+    finally:
+        unregister_pattern_table("shared")
+
+
+def test_cli_lists_pattern_tables_and_warns_about_duplicates(dists, capsys):
+    from relaypass.tools.cli import main
+
+    for dist, package in (("one-npu", "one_npu"), ("two-npu", "two_npu")):
+        dists.add(dist, "1.0", package, _table_manifest("shared", f"{package}.patterns:table"),
+                  {"patterns": GOOD_TABLE})
+    assert main(["passes"]) == 0
+    out, err = capsys.readouterr()
+    section = out.split("pattern tables", 1)[1].splitlines()
+    assert sum(1 for line in section if line.startswith("shared")) == 2
+    assert "pattern table 'shared' is declared by one-npu 1.0 and two-npu 1.0" in err
+    assert main(["passes", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["distribution"] for d in data if d["kind"] == "pattern_table"] == ["one-npu", "two-npu"]
+
+
+def test_an_unknown_table_name_mentions_plugins_that_could_not_be_read(dists):
+    dists.add("broken-npu", "1.0", "broken_npu", "[[pattern_table]]\nname = 'broken'\n", {})
+    with pytest.raises(PatternTableNotFoundError) as info:
+        MergeComposite("broken")
+    assert "1 plugin distribution(s) could not be read" in str(info.value)
+    assert "broken-npu 1.0" in str(info.value) and "missing required key 'factory'" in str(info.value)
+
+
+# --- the acme example, pip-installed into a fresh virtual environment -----------------------
+BYOC_PLUGIN = Path(__file__).resolve().parent / "data" / "byoc_plugin"
+
+MODEL = '''#[version = "0.0.5"]
+def @main(%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32],
+          %b: Tensor[(4), float32], %v: Tensor[(2, 16), float32], %m: Tensor[(5, 16), float32],
+          %c: Tensor[(2, 5), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3]);
+  %1 = nn.bias_add(%0, %b);
+  %2 = nn.relu(%1);
+  %3 = nn.dense(%v, %m, units=5);
+  %4 = add(%3, %c);
+  (%2, %4)
+}
+'''
+
+ACME_PIPELINE = """
+opt_level = 2
+passes = ["InferType", { name = "MergeComposite", options = { pattern_table = "acme" } }]
+"""
+
+VENV_RUN = """
+import json, sys
+from relaypass import parse
+from relaypass.functor import post_order_visit
+from relaypass.ir.expr import Call, Function
+from relaypass.transform import load_pipeline
+found = []
+def visit(e):
+    if isinstance(e, Call) and isinstance(e.op, Function) and e.op.attrs and "Composite" in e.op.attrs:
+        found.append([e.op.attrs["Composite"], e.op.attrs["PartitionedFromPattern"]])
+mod = load_pipeline(sys.argv[1])(parse(open(sys.argv[2]).read()))
+post_order_visit(mod["main"], visit)
+print("REPORT " + json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def acme_venv(tmp_path_factory) -> Path:
+    """A virtual environment seeing this relaypass, with tests/data/byoc_plugin pip-installed.
+
+    Made as tests/test_plugins.py makes the plugin template's (see there why
+    each step is needed).
+    """
+    root = tmp_path_factory.mktemp("acme_venv")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                   check=True)
+    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    ours = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
+    purelib = Path(_run_in(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+                   .stdout.strip())
+    (purelib / "_relaypass_test_parent.pth").write_text(
+        "".join(f"import site; site.addsitedir({d!r})\n" for d in ours))
+    source = root / "byoc_plugin"
+    shutil.copytree(BYOC_PLUGIN, source, ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__"))
+    try:
+        _run_in(python, "-m", "pip", "install", "-q", "--no-deps", *_offline_build_flags(), str(source))
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"pip install of {BYOC_PLUGIN} failed:\n{exc.stdout}\n{exc.stderr}")
+    return python
+
+
+def test_pip_installed_pattern_table_runs_from_a_pipeline_file(acme_venv, tmp_path):
+    pipeline = tmp_path / "acme.toml"
+    pipeline.write_text(ACME_PIPELINE)
+    model = tmp_path / "model.txt"
+    model.write_text(MODEL)
+    out = _run_in(acme_venv, "-c", VENV_RUN, str(pipeline), str(model)).stdout
+    [line] = [ln for ln in out.splitlines() if ln.startswith("REPORT ")]
+    assert json.loads(line[len("REPORT "):]) == [
+        ["acme.conv2d_bias_relu", "nn.conv2d_nn.bias_add_nn.relu_"],
+        ["acme.dense_add", "nn.dense_add_"],
+    ]
+
+
+def test_pip_installed_pattern_table_is_listed_by_the_cli(acme_venv):
+    listing = _run_in(acme_venv, "-m", "relaypass.tools.cli", "passes").stdout
+    section = listing.split("pattern tables", 1)[1]
+    [row] = [ln for ln in section.splitlines() if ln.startswith("acme ")]
+    assert "relaypass-acme-byoc" in row and "0.1.0" in row
+    assert "MergeComposite" in listing.split("pattern tables", 1)[0]
+

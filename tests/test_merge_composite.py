@@ -453,3 +453,48 @@ def test_pip_installed_pattern_table_is_listed_by_the_cli(acme_venv):
     assert "relaypass-acme-byoc" in row and "0.1.0" in row
     assert "MergeComposite" in listing.split("pattern tables", 1)[0]
 
+
+
+ACME_PARTITION_PIPELINE = """
+opt_level = 3
+passes = [
+    "InferType", "SimplifyInference", "FoldConstant",
+    { name = "MergeComposite", options = { pattern_table = "acme" } },
+    { name = "AnnotateTarget", options = { targets = ["acme"] } },
+    "MergeCompilerRegions",
+    "PartitionGraph",
+]
+"""
+
+VENV_PARTITION_RESNET = """
+import json, sys
+import numpy as np
+from relaypass.relay import create_executor
+from relaypass.tools import model_zoo
+from relaypass.transform import load_pipeline
+zoo = model_zoo.light_model("resnet50")
+proto = model_zoo.randomize_weights(zoo.load(), seed=0)
+mod = model_zoo.import_onnx(proto, None)
+inputs = model_zoo.main_arguments(mod, model_zoo.random_input(proto, seed=0))
+out = load_pipeline(sys.argv[1])(mod)
+offloaded = sorted(str(out[gv].attrs["Compiler"]) for gv in out.get_global_vars()
+                   if out[gv].attrs and "Compiler" in out[gv].attrs)
+before = create_executor("debug", mod=mod).evaluate()(*inputs).numpy()
+after = create_executor("debug", mod=out).evaluate()(*inputs).numpy()
+print("REPORT " + json.dumps({"offloaded": offloaded,
+                              "max_error": float(np.abs(before - after).max())}))
+"""
+
+
+def test_a_pipeline_file_partitions_resnet50_for_the_installed_target(acme_venv, tmp_path):
+    pytest.importorskip("onnx")
+    pipeline = tmp_path / "acme-partition.toml"
+    pipeline.write_text(ACME_PARTITION_PIPELINE)
+    out = _run_in(acme_venv, "-c", VENV_PARTITION_RESNET, str(pipeline)).stdout
+    [line] = [ln for ln in out.splitlines() if ln.startswith("REPORT ")]
+    report = json.loads(line[len("REPORT "):])
+    # ResNet-50's classifier (Gemm: dense + add) is acme's; its convolutions are followed by
+    # batch norms, which acme does not fuse, so they stay on the host.
+    assert report["offloaded"] == ["acme"]
+    # The partitioned function runs on the interpreter: the same output before and after.
+    assert report["max_error"] < 1e-5

@@ -15,7 +15,9 @@ On ResNet-50 (as a frontend gives it): ``nn.relu(nn.batch_norm(nn.conv2d(*,
 *), ...)[0])`` kept, ``nn.relu(add(*, *))`` (after each residual join)
 rewritten to ``clip(add(...), 0, inf)``, ``nn.bias_add(nn.dense(*, *), *)``
 kept.  ``partition`` groups ``nn.relu(add(*, const))`` on the chain and the
-conv/batch-norm/relu triples on ResNet-50.
+conv/batch-norm/relu triples on ResNet-50.  ``MergeComposite`` runs a
+five-entry pattern table (:func:`composite_table`) on the typed program, as
+a BYOC pipeline does: two entries that match, three that never do.
 
 Figures: microseconds per operator call at each ``--chain`` size, the ratio
 of the largest to the smallest (near 1.0 means linear), and milliseconds on
@@ -93,6 +95,30 @@ def resnet_callbacks() -> list[DFPatternCallback]:
     ]
 
 
+def composite_table() -> list[tuple[str, Any]]:
+    """Five entries, in priority order: what a target's pattern table looks like."""
+    conv = is_op("nn.conv2d")(wildcard(), wildcard())
+    bn = is_tuple_get_item(is_op("nn.batch_norm")(conv, wildcard(), wildcard(), wildcard(),
+                                                  wildcard()), 0)
+    return [
+        ("bench.conv_bias_relu", is_op("nn.relu")(is_op("nn.bias_add")(conv, wildcard()))),
+        ("bench.conv_bn_relu", is_op("nn.relu")(bn)),
+        ("bench.add_relu", is_op("nn.relu")(is_op("add")(wildcard(), is_constant()))),
+        ("bench.mul_tanh", is_op("tanh")(is_op("multiply")(wildcard(), wildcard()))),
+        ("bench.dense_add", is_op("add")(is_op("nn.dense")(wildcard(), wildcard()), wildcard())),
+    ]
+
+
+def _merge_composite(mod):
+    """A call that runs MergeComposite's function on ``mod``'s typed main (no re-typing)."""
+    from passes_bench import runner
+
+    from relaypass.transform import get_pass
+
+    typed = get_pass("InferType")(mod)
+    return runner(get_pass("MergeComposite", pattern_table=composite_table()), typed)
+
+
 def _time(run, repeat: int) -> float:
     seconds, _ = best_cpu_seconds(run, repeat)
     return seconds
@@ -111,6 +137,9 @@ def collect(chain_sizes: list[int], repeat: int, resnet: bool = True) -> list[li
         pat = is_op("nn.relu")(is_op("add")(wildcard(), is_constant()))
         seconds = _time(lambda body=body, pat=pat: partition(pat, body), repeat)
         rows.append(["partition", f"chain {n}", nodes, seconds * 1e6 / nodes, seconds * 1e3])
+        seconds = _time(_merge_composite(chain(n)), repeat)
+        rows.append(["MergeComposite, 5 entries", f"chain {n}", nodes, seconds * 1e6 / nodes,
+                     seconds * 1e3])
     if resnet:
         mod = resnet50()
         body = mod["main"].body
@@ -122,6 +151,9 @@ def collect(chain_sizes: list[int], repeat: int, resnet: bool = True) -> list[li
         triple = callbacks[0].pattern
         seconds = _time(lambda: partition(triple, body), repeat)
         rows.append(["partition", "ResNet-50", nodes, seconds * 1e6 / nodes, seconds * 1e3])
+        seconds = _time(_merge_composite(mod), repeat)
+        rows.append(["MergeComposite, 5 entries", "ResNet-50", nodes, seconds * 1e6 / nodes,
+                     seconds * 1e3])
     return rows
 
 
@@ -140,7 +172,7 @@ def main() -> None:
     rows = collect(sorted(args.chain), args.repeat, not args.no_resnet)
     table = [[r[0], r[1], str(r[2]), us(r[3]), f"{r[4]:.1f}"] for r in rows]
     print(format_table(["figure", "workload", "nodes", "us/node", "ms"], table))
-    for figure in ("rewrite, 3 callbacks", "partition"):
+    for figure in ("rewrite, 3 callbacks", "partition", "MergeComposite, 5 entries"):
         ratio = growth(rows, figure)
         if ratio is not None:
             print(f"{figure}: us/node at {max(args.chain)} / at {min(args.chain)} = {ratio:.2f}")

@@ -157,7 +157,7 @@ def ir_rows(s: Settings) -> list[Row]:
 def pattern_rows(s: Settings) -> list[Row]:
     found = _bench("pattern").collect([s.small, s.large], s.repeat, resnet=True)
     rows: list[Row] = []
-    for figure in ("rewrite, 3 callbacks", "partition"):
+    for figure in ("rewrite, 3 callbacks", "partition", "MergeComposite, 5 entries"):
         mine = {r[2]: r[3] for r in found if r[0] == figure and r[1].startswith("chain")}
         sizes = sorted(mine)
         by_size = dict(zip((s.small, s.large), (mine[n] for n in sizes)))

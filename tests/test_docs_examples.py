@@ -10,10 +10,10 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = [
     "README.md", "docs/coming-from-relay.md", "docs/quickstart.md", "docs/functors.md",
-    "docs/patterns.md",
+    "docs/patterns.md", "docs/byoc.md",
 ]
 #: What a page's examples print, at least: a module, unless the page says otherwise.
-PRINTS = {"docs/patterns.md": "sub-pattern:"}
+PRINTS = {"docs/patterns.md": "sub-pattern:", "docs/byoc.md": "Compiler="}
 
 
 def _python_blocks(page: str) -> list[str]:
@@ -24,6 +24,12 @@ def _python_blocks(page: str) -> list[str]:
 @pytest.mark.parametrize("page", PAGES)
 def test_python_examples_run(page, capsys, monkeypatch):
     from relaypass.transform import list_passes, unregister_pass
+    from relaypass.transform.pattern_tables import list_pattern_tables, unregister_pattern_table
+
+    def in_process_tables():
+        return {t.name for t in list_pattern_tables() if t.distribution == "<in-process>"}
+
+    tables_before = in_process_tables()
 
     monkeypatch.chdir(ROOT)
     blocks = _python_blocks(page)
@@ -36,5 +42,7 @@ def test_python_examples_run(page, capsys, monkeypatch):
     finally:
         if any(s.name == "ReluToMaximum" for s in list_passes()):
             unregister_pass("ReluToMaximum")
+        for name in in_process_tables() - tables_before:  # docs/byoc.md registers "acme"
+            unregister_pattern_table(name)
     out = capsys.readouterr().out
     assert PRINTS.get(page, "def @main") in out

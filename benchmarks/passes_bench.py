@@ -71,6 +71,11 @@ PASSES: tuple[tuple[str, str, float | None], ...] = (
     ("SimplifyInference", "typed", None),
     ("EliminateCommonSubexpr", "typed", None),
     ("SimplifyExpr", "typed", None),
+    ("AnnotateSpans", "dataflow", None),
+    ("DefuseOps", "typed", None),
+    ("AnnotateTarget", "typed", None),
+    ("MergeCompilerRegions", "typed", None),
+    ("PartitionGraph", "typed", None),
 )
 
 TVM_FUSE_OPS_RESNET50_MS = 21.0

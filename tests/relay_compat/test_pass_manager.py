@@ -12,9 +12,7 @@ hooks around a Sequential.
 
 Out of scope: ``AlterOpLayout`` and the ``tvm.target.Target("llvm")`` scope in
 ``test_sequential_with_scoping`` (layouts need targets and operator
-strategies), so that case runs the other three passes; ``reverse_reshape`` in
-``test_nested_sequential_with_scoping`` (not a relaypass operator), replaced by
-the plain ``reshape`` to the same shape.
+strategies), so that case runs the other three passes.
 """
 import numpy as np
 import pytest
@@ -337,7 +335,7 @@ def test_nested_sequential_with_scoping():
         y = relay.nn.conv2d(x, w, padding=(1, 1))
         y = relay.reshape(y, newshape=(1, 16, -1))
         y = relay.reshape(y, newshape=(4, 8, -1, 16))
-        y = relay.reshape(y, newshape=(32, 16, -1))
+        y = relay.reverse_reshape(y, newshape=(32, 0, -1))
         return tvm.IRModule.from_expr(y)
 
     def expected():

@@ -26,12 +26,17 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..entry_points import STANDARD_DISTRIBUTION, PluginWarning
 from ..errors import RelayPassError
+from ..transform import get_pass
 from ..transform.instrument import PassInstrument
+from ..transform.pattern_tables import list_pattern_tables, pattern_table_errors
+from ..transform.pipeline import read_pipeline
 from .defaults import DEFAULT_CHECKER, DEFAULT_TIMER, TYPER_DEFAULT_HELP
 
 if TYPE_CHECKING:
@@ -150,8 +155,6 @@ def _read_spec(args: argparse.Namespace) -> PipelineSpec:
 
 def _read_pipeline(args: argparse.Namespace) -> PipelineSpec:
     """The pipeline file, validated; what it writes stays inside ``--out-dir``."""
-    from ..transform.pipeline import read_pipeline
-
     out_dir = getattr(args, "out_dir", None) or os.getcwd()
     if not os.path.isdir(out_dir):
         raise CLIError(f"--out-dir {out_dir}: not a folder")
@@ -678,7 +681,6 @@ def _options_json(options: Any) -> list[dict[str, Any]] | None:
 
 
 def _plugin_warnings() -> None:
-    from ..entry_points import STANDARD_DISTRIBUTION
     from ..transform.registry import get_registry
 
     for error in get_registry().errors():
@@ -730,8 +732,6 @@ def _cmd_passes(args: argparse.Namespace) -> int:
 
 
 def _pattern_tables_json() -> list[dict[str, Any]]:
-    from ..transform.pattern_tables import list_pattern_tables
-
     return [{"name": t.name, "kind": "pattern_table", "distribution": t.distribution,
              "version": t.version, "help": t.help} for t in list_pattern_tables()]
 
@@ -741,8 +741,6 @@ def _list_pattern_tables(args: argparse.Namespace) -> None:
 
     In JSON they are entries of kind ``pattern_table`` after the passes.
     """
-    from ..transform.pattern_tables import list_pattern_tables, pattern_table_errors
-
     tables = list_pattern_tables()
     if tables and not args.json:
         rows = [(t.name, t.distribution, t.version or "-", t.help or "-") for t in tables]
@@ -847,8 +845,6 @@ def _cmd_match(args: argparse.Namespace) -> int:
         _check_registered("--typer", args.typer, "pass")
     mod = _load_model(args.model, None)
     if args.typed:
-        from ..transform import get_pass
-
         mod = get_pass(args.typer or _default_typer())(mod)
     report = match_module(pattern, mod)
     if report.matches:
@@ -1104,8 +1100,6 @@ def _one_line(exc: BaseException) -> str:
 def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int,
                   file: Any = None, line: str | None = None) -> None:
     """A warning as one line ``relaypass: warning: ...`` (a plugin's names the plugin)."""
-    from ..entry_points import PluginWarning
-
     text = str(message).strip() or category.__name__
     if not issubclass(category, PluginWarning):
         text = f"{category.__name__}: {text}"
@@ -1113,8 +1107,6 @@ def _show_warning(message: Any, category: type[Warning], filename: str, lineno: 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import warnings
-
     shown_before = warnings.showwarning
     warnings.showwarning = _show_warning
     _said.clear()

@@ -38,7 +38,7 @@ from .fields import (
 from .fields import children as children  # the generic one, where traversals look for it
 from .ndarray import read_only
 from .node import Node, Span, slot_filler
-from .types import IncompleteType, TensorType, Type, TypeVar
+from .types import Type, TypeVar, has_incomplete
 
 
 class Expr(Node):
@@ -169,15 +169,7 @@ _fill_var = slot_filler(Var, "name_hint", "type_annotation", "span", "_checked_t
 
 def _complete_type(ty: Type | None) -> Type | None:
     """``ty`` when it holds no ``IncompleteType`` (None included), else None."""
-    if ty is None or type(ty) is TensorType:
-        return ty
-    stack = [ty]
-    while stack:
-        t = stack.pop()
-        if type(t) is IncompleteType:
-            return None
-        stack.extend(type(t)._layout_.subterms(t))  # its component types
-    return ty
+    return None if ty is not None and has_incomplete(ty) else ty
 
 
 class GlobalVar(Expr):

@@ -293,6 +293,19 @@ class IncompleteType(Type):
 _fill_incomplete_type = slot_filler(IncompleteType, "kind", "span")
 
 
+def has_incomplete(ty: Type) -> bool:
+    """Whether an ``IncompleteType`` occurs anywhere in ``ty`` (a type inference has not finished)."""
+    if type(ty) is TensorType:
+        return False
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if type(t) is IncompleteType:
+            return True
+        stack.extend(type(t)._layout_.subterms(t))  # its component types
+    return False
+
+
 class FuncType(Type):
     """A function type ``fn <T>(arg_types) -> ret_type``."""
 

@@ -80,6 +80,7 @@ from relaypass.ir.types import (
     TupleType,
     Type,
     TypeVar,
+    has_incomplete,
 )
 from relaypass.transform import pass_constructor
 
@@ -662,7 +663,7 @@ class _Inference:
             elif t is Function:
                 ret_type = node.ret_type
                 if ret_type is None or (
-                    type(ret_type) is not TensorType and _has_incomplete(ret_type)
+                    type(ret_type) is not TensorType and has_incomplete(ret_type)
                 ):
                     changes = {"ret_type": typ.ret_type}
             new = layout.rebuild(node, kids) if changes is None else rebuild(node, kids, **changes)
@@ -740,16 +741,6 @@ def _unknown_node(node: Expr) -> tuple[Expr, ...]:
     raise TypeInferenceError(
         f"InferType does not handle {type(node).__name__} nodes ({node!r:.80})"
     )
-
-
-def _has_incomplete(ty: Type) -> bool:
-    stack = [ty]
-    while stack:
-        t = stack.pop()
-        if type(t) is IncompleteType:
-            return True
-        stack.extend(type(t)._layout_.subterms(t))  # its component types
-    return False
 
 
 def _describe(node: Expr) -> str:

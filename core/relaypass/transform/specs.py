@@ -56,6 +56,20 @@ class Origin:
         return f"{self.distribution} {self.version}".strip()
 
 
+class _Declared:
+    """What every declaration has: where it comes from (``origin``), read as distribution and version."""
+
+    origin: Origin
+
+    @property
+    def distribution(self) -> str:
+        return self.origin.distribution
+
+    @property
+    def version(self) -> str:
+        return self.origin.version
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """A keyword option of a factory: name, value type, default, help.
@@ -74,7 +88,7 @@ Factory = str | Callable[..., Any]
 
 
 @dataclass(frozen=True)
-class PassSpec:
+class PassSpec(_Declared):
     """A declared pass.
 
     ``factory`` is ``"module:attr"`` (manifests) or a callable (in-process);
@@ -95,17 +109,9 @@ class PassSpec:
     help: str = ""
     role: str | None = None
 
-    @property
-    def distribution(self) -> str:
-        return self.origin.distribution
-
-    @property
-    def version(self) -> str:
-        return self.origin.version
-
 
 @dataclass(frozen=True)
-class InstrumentSpec:
+class InstrumentSpec(_Declared):
     """A declared instrument: name, factory, options, help."""
 
     name: str
@@ -114,17 +120,9 @@ class InstrumentSpec:
     options: tuple[OptionSpec, ...] | None = ()
     help: str = ""
 
-    @property
-    def distribution(self) -> str:
-        return self.origin.distribution
-
-    @property
-    def version(self) -> str:
-        return self.origin.version
-
 
 @dataclass(frozen=True)
-class PatternTableSpec:
+class PatternTableSpec(_Declared):
     """A declared pattern table (``[[pattern_table]]``): its name, factory, origin, help.
 
     The factory, called without arguments, returns the table MergeComposite
@@ -135,14 +133,6 @@ class PatternTableSpec:
     factory: Factory
     origin: Origin
     help: str = ""
-
-    @property
-    def distribution(self) -> str:
-        return self.origin.distribution
-
-    @property
-    def version(self) -> str:
-        return self.origin.version
 
 
 @dataclass

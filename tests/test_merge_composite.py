@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import site
 import subprocess
 import sys
 import textwrap
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import test_plugins
-from test_plugins import _offline_build_flags, _run_in
+from test_plugins import _offline_build_flags, _run_in, venv_seeing_this_relaypass
 
 from relaypass import relay
 from relaypass.functor import post_order_visit
@@ -410,19 +409,10 @@ print("REPORT " + json.dumps(found))
 def acme_venv(tmp_path_factory) -> Path:
     """A virtual environment seeing this relaypass, with tests/data/byoc_plugin pip-installed.
 
-    Made as tests/test_plugins.py makes the plugin template's (see there why
-    each step is needed).
+    Made as tests/test_plugins.py makes the plugin template's.
     """
     root = tmp_path_factory.mktemp("acme_venv")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                   check=True)
-    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    ours = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
-    purelib = Path(_run_in(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-                   .stdout.strip())
-    (purelib / "_relaypass_test_parent.pth").write_text(
-        "".join(f"import site; site.addsitedir({d!r})\n" for d in ours))
+    python = venv_seeing_this_relaypass(root / "venv")
     source = root / "byoc_plugin"
     shutil.copytree(BYOC_PLUGIN, source, ignore=shutil.ignore_patterns(
         "build", "*.egg-info", "__pycache__"))

@@ -504,22 +504,29 @@ class TemplateVenv:
     installed: bool = True
 
 
-@pytest.fixture(scope="session")
-def template_venv_once(tmp_path_factory) -> TemplateVenv:
-    """A virtual environment (seeing this relaypass) with the plugin template pip-installed; made once."""
-    root = tmp_path_factory.mktemp("template_venv")
-    venv = root / "venv"
+def venv_seeing_this_relaypass(venv: Path) -> Path:
+    """A new virtual environment at ``venv`` that sees this relaypass and pip; its interpreter.
+
+    The new environment sees this interpreter's packages even when the tests
+    themselves run inside a virtual environment, which --system-site-packages
+    alone would not give: a .pth line runs site.addsitedir on each of our site dirs.
+    """
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
                    check=True)
     python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    # The new environment sees this interpreter's packages (relaypass, pip) even when the
-    # tests themselves run inside a virtual environment, which --system-site-packages
-    # alone would not give: a .pth line runs site.addsitedir on each of our site dirs.
     ours = site.getsitepackages() + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])
     where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     purelib = Path(_run_in(python, "-c", where).stdout.strip())
     (purelib / "_relaypass_test_parent.pth").write_text(
         "".join(f"import site; site.addsitedir({d!r})\n" for d in ours))
+    return python
+
+
+@pytest.fixture(scope="session")
+def template_venv_once(tmp_path_factory) -> TemplateVenv:
+    """A virtual environment (seeing this relaypass) with the plugin template pip-installed; made once."""
+    root = tmp_path_factory.mktemp("template_venv")
+    python = venv_seeing_this_relaypass(root / "venv")
     source = root / "plugin_template"  # built from a copy: the build leaves files behind
     shutil.copytree(TEMPLATE, source, ignore=shutil.ignore_patterns(
         "build", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis"))

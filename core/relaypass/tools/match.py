@@ -74,26 +74,23 @@ _SKIPPED = (Op, Var, GlobalVar, Constant)
 def match_module(pattern: DFPattern, mod: IRModule) -> MatchReport:
     """Try ``pattern`` on every node of every function of ``mod`` (its roots, not leaves)."""
     report = MatchReport(pattern)
+    functions = [
+        (gv.name_hint, func.body, [n for n in post_order(func.body) if not isinstance(n, _SKIPPED)])
+        for gv, func in mod.functions.items() if isinstance(func, Function)
+    ]
+    for name, body, nodes in functions:
+        matcher = DFPatternMatcher(body)
+        report.matches.extend((name, node) for node in nodes if matcher.match(pattern, node))
+    if report.matches:
+        return report
+    # Nothing matched: explain the node where the match got deepest.
     best_depth = -1
-    for gv, func in mod.functions.items():
-        if not isinstance(func, Function):
-            continue
-        nodes = [n for n in post_order(func.body) if not isinstance(n, _SKIPPED)]
-        matcher = DFPatternMatcher(func.body)
+    for name, body, nodes in functions:
+        explainer = DFPatternMatcher(body, explain=True)
         for node in nodes:
-            if matcher.match(pattern, node):
-                report.matches.append((gv.name_hint, node))
-        if report.matches:
-            continue
-        explainer = DFPatternMatcher(func.body, explain=True)
-        for node in nodes:
-            if explainer.match(pattern, node):
-                continue
-            failure = explainer.failure
-            depth = failure.depth if failure is not None else 0
+            explainer.match(pattern, node)
+            depth = explainer.failure.depth if explainer.failure is not None else 0
             if depth > best_depth:
                 best_depth = depth
-                report.closest = (gv.name_hint, MatchExplanation(pattern, node, explainer, False))
-    if report.matches:
-        report.closest = None
+                report.closest = (name, MatchExplanation(pattern, node, explainer, False))
     return report

@@ -237,15 +237,16 @@ def test_a_pipeline_file_cannot_give_a_table_itself(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text('passes = [{ name = "MergeComposite", options = { pattern_table = ["ar"] } }]')
     with pytest.raises(PipelineError, match=r"bad.toml: passes\[0\].options: option "
-                                            "'pattern_table' of pass 'MergeComposite' takes a str"):
+                                            "'pattern_table' of pass 'MergeComposite' takes a pattern_table"):
         read_pipeline(str(path))
 
 
-def test_a_pipeline_naming_an_unknown_table_fails_before_running(tmp_path):
+def test_a_pipeline_naming_an_unknown_table_fails_where_it_is_named(tmp_path):
     path = tmp_path / "unknown.toml"
     path.write_text(PIPELINE % "nowhere")
-    with pytest.raises(PatternTableNotFoundError, match="no pattern table named 'nowhere'"):
-        load_pipeline(str(path))
+    with pytest.raises(PipelineError, match=r"unknown.toml: passes\[\d\].options.pattern_table: "
+                                            "no pattern table named 'nowhere'"):
+        read_pipeline(str(path))
 
 
 # --- pattern tables in plugin manifests -----------------------------------------------------
@@ -438,9 +439,11 @@ def test_pip_installed_pattern_table_runs_from_a_pipeline_file(acme_venv, tmp_pa
 
 def test_pip_installed_pattern_table_is_listed_by_the_cli(acme_venv):
     listing = _run_in(acme_venv, "-m", "relaypass.tools.cli", "passes").stdout
-    section = listing.split("pattern tables", 1)[1]
-    [row] = [ln for ln in section.splitlines() if ln.startswith("acme ")]
+    tables, targets = listing.split("pattern tables", 1)[1].split("targets (", 1)
+    [row] = [ln for ln in tables.splitlines() if ln.startswith("acme ")]
     assert "relaypass-acme-byoc" in row and "0.1.0" in row
+    [row] = [ln for ln in targets.splitlines() if ln.startswith("acme ")]
+    assert "relaypass-acme-byoc" in row and "nn.max_pool2d, nn.avg_pool2d" in row
     assert "MergeComposite" in listing.split("pattern tables", 1)[0]
 
 
@@ -459,6 +462,9 @@ passes = [
 VENV_PARTITION_RESNET = """
 import json, sys
 import numpy as np
+from relaypass.functor import post_order_visit
+from relaypass.ir.expr import Call, Function
+from relaypass.ir.op import Op
 from relaypass.relay import create_executor
 from relaypass.tools import model_zoo
 from relaypass.transform import load_pipeline
@@ -467,11 +473,14 @@ proto = model_zoo.randomize_weights(zoo.load(), seed=0)
 mod = model_zoo.import_onnx(proto, None)
 inputs = model_zoo.main_arguments(mod, model_zoo.random_input(proto, seed=0))
 out = load_pipeline(sys.argv[1])(mod)
-offloaded = sorted(str(out[gv].attrs["Compiler"]) for gv in out.get_global_vars()
-                   if out[gv].attrs and "Compiler" in out[gv].attrs)
+offloaded = [gv for gv in out.get_global_vars() if out[gv].attrs and "Compiler" in out[gv].attrs]
+compilers = sorted({str(out[gv].attrs["Compiler"]) for gv in offloaded})
+ops = set()
+for gv in offloaded:
+    post_order_visit(out[gv], lambda e: ops.add(e.op.name) if isinstance(e, Call) and isinstance(e.op, Op) else ops.add(str(e.attrs["Composite"])) if isinstance(e, Function) and e.attrs and "Composite" in e.attrs else None)
 before = create_executor("debug", mod=mod).evaluate()(*inputs).numpy()
 after = create_executor("debug", mod=out).evaluate()(*inputs).numpy()
-print("REPORT " + json.dumps({"offloaded": offloaded,
+print("REPORT " + json.dumps({"offloaded": compilers, "ops": sorted(ops),
                               "max_error": float(np.abs(before - after).max())}))
 """
 
@@ -483,8 +492,11 @@ def test_a_pipeline_file_partitions_resnet50_for_the_installed_target(acme_venv,
     out = _run_in(acme_venv, "-c", VENV_PARTITION_RESNET, str(pipeline)).stdout
     [line] = [ln for ln in out.splitlines() if ln.startswith("REPORT ")]
     report = json.loads(line[len("REPORT "):])
-    # ResNet-50's classifier (Gemm: dense + add) is acme's; its convolutions are followed by
-    # batch norms, which acme does not fuse, so they stay on the host.
+    # ResNet-50's classifier (Gemm: dense + add) is acme's, and so are its two poolings, which
+    # the plugin's [[target]] entry declares; its convolutions are followed by batch norms,
+    # which acme does not fuse, so they stay on the host.
     assert report["offloaded"] == ["acme"]
+    assert {"acme.dense_add", "nn.max_pool2d", "nn.avg_pool2d"} <= set(report["ops"])
+    assert "nn.conv2d" not in report["ops"]
     # The partitioned function runs on the interpreter: the same output before and after.
     assert report["max_error"] < 1e-5

@@ -11,6 +11,9 @@ one target and PartitionGraph lifts them into functions.  This is Relay's
 * an operator ``op`` is supported by target ``t`` when
   ``register_op_attr(op, "target." + t, fn)`` registered a predicate and
   ``fn(call)`` is true (the call is typed: the pass requires InferType);
+  without such an attribute, the operator support a plugin declares for
+  ``t`` in its manifest (``[[target]]``, :mod:`relaypass.transform.targets`)
+  answers the same question;
 * a call of a composite function (attribute ``Composite`` = ``"t.name"``,
   what MergeComposite builds) is supported by ``t`` when ``t`` is a target;
   the pass does not step into composite functions;
@@ -49,6 +52,7 @@ from relaypass.ir.op import Op
 from relaypass.op.annotation import compiler_begin, compiler_end
 from relaypass.transform import pass_constructor
 from relaypass.transform.errors import OptionError
+from relaypass.transform.targets import Predicate, operator_support
 
 __all__ = ["AnnotateTarget", "annotate_target"]
 
@@ -75,6 +79,8 @@ class _TargetAnnotator(MixedModeMutator):
         super().__init__()
         self.targets = tuple(targets)
         self._target_of: dict[Expr, str] = {}
+        # What installed plugins declare, consulted when an operator has no target.* attribute.
+        self._declared: dict[str, dict[str, Predicate]] = {t: operator_support(t) for t in targets}
 
     # --- Relay's helpers ------------------------------------------------------
     def _annotate_args(self, args: Sequence[Expr], target: str = "") -> tuple[str, list[Expr]]:
@@ -141,6 +147,8 @@ class _TargetAnnotator(MixedModeMutator):
         if type(op) is Op:
             for target in self.targets:
                 check = op.get_attr("target." + target)
+                if check is None:
+                    check = self._declared[target].get(op.name)
                 if check is not None and check(pre):
                     return target
         elif type(op) is Function:

@@ -149,6 +149,10 @@ class Op(Expr):
     def has_attr(self, key: str) -> bool:
         return key in self._attrs
 
+    def list_attr_keys(self) -> list[str]:
+        """The keys of the attributes registered for this operator (``target.*`` among them)."""
+        return list(self._attrs)
+
     @property
     def pattern(self) -> OpPattern:
         return self._attrs.get("TOpPattern", OpPattern.OPAQUE)

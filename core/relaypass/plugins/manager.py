@@ -27,7 +27,8 @@ from ..transform.instrument import PassInstrument
 from ..transform.passes import Pass
 from ..transform.pattern_tables import add_source as add_pattern_table_source
 from ..transform.registry import get_registry
-from ..transform.specs import Declarations, InstrumentSpec, PassSpec, PatternTableSpec
+from ..transform.specs import Declarations, InstrumentSpec, PassSpec, PatternTableSpec, TargetSpec
+from ..transform.targets import add_source as add_target_source
 from . import hookspecs
 from .discovery import DiscoveredPlugin, discover
 from .hookspecs import hookimpl
@@ -112,9 +113,16 @@ class PluginSource:
         The errors are those of manifests that did not parse: such a plugin
         may have declared pattern tables, which are then missing.
         """
+        return self._declared("pattern_tables")
+
+    def target_declarations(self) -> tuple[list[TargetSpec], list[PluginError]]:
+        """The BYOC targets the discovered manifests declare (errors as for pattern tables)."""
+        return self._declared("targets")
+
+    def _declared(self, kind: str) -> tuple[list[Any], list[PluginError]]:
         discovered = self._discovered_plugins()
-        specs = [t for d in discovered if d.declarations is not None
-                 for t in d.declarations.pattern_tables]
+        specs = [spec for d in discovered if d.declarations is not None
+                 for spec in getattr(d.declarations, kind)]
         return specs, [d.error for d in discovered if d.error is not None]
 
     def forget(self) -> None:
@@ -153,6 +161,7 @@ def connect() -> None:
         _connected = True
         get_registry().add_source(SOURCE)
         add_pattern_table_source(SOURCE)
+        add_target_source(SOURCE)
 
 
 def register_plugin(plugin: object, name: str | None = None) -> object:

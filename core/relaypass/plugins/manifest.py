@@ -47,6 +47,13 @@ the full reference)::
     factory = "my_pkg.patterns:table"  # callable() -> [(name, pattern[, check]), ...]
     help = "..."
 
+    [[target]]                       # a BYOC target's operator support, for AnnotateTarget
+    name = "acme"                    # AnnotateTarget = { targets = ["acme"] }
+    help = "..."
+    [target.operators]               # operator name = true (every call) or
+    "nn.relu" = true                 # "module:function", a predicate of the typed call
+    "nn.conv2d" = "my_pkg.support:conv2d_ok"
+
 ``role`` says that the pass is the one the core (and the tools' defaults)
 reach for a job, without naming it; the core never names a pass.  The roles
 (:data:`~relaypass.transform.specs.PASS_ROLES`):
@@ -92,6 +99,7 @@ from ..transform.specs import (
     Origin,
     PassSpec,
     PatternTableSpec,
+    TargetSpec,
 )
 
 MANIFEST_NAME = "relaypass-plugin.toml"
@@ -100,11 +108,13 @@ FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 _FACTORY = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
-_TOP_KEYS = ("format", "pass", "instrument", "pattern_table")
+_TOP_KEYS = ("format", "pass", "instrument", "pattern_table", "target")
 _PASS_KEYS = ("name", "kind", "opt_level", "required", "preserves", "factory", "help", "role",
               "config", "option")
 _INSTRUMENT_KEYS = ("name", "factory", "help", "option")
 _PATTERN_TABLE_KEYS = ("name", "factory", "help")
+_TARGET_KEYS = ("name", "help", "operators")
+_OP_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _VALUE_KEYS = ("name", "type", "default", "help")
 
 
@@ -213,7 +223,8 @@ class _Reader:
             raise self.fail("format", f"unsupported manifest format {shown(fmt)}; this relaypass reads format {FORMAT}")
         return Declarations(self.declared(data, "pass", self.pass_spec),
                             self.declared(data, "instrument", self.instrument_spec),
-                            self.declared(data, "pattern_table", self.pattern_table_spec))
+                            self.declared(data, "pattern_table", self.pattern_table_spec),
+                            self.declared(data, "target", self.target_spec))
 
     def declared(self, data: Mapping[str, Any], key: str,
                  read_entry: Callable[[Mapping[str, Any], str], Any]) -> list[Any]:
@@ -286,6 +297,28 @@ class _Reader:
     def pattern_table_spec(self, table: Mapping[str, Any], path: str) -> PatternTableSpec:
         name, factory, help_text = self.named_factory(table, path, _PATTERN_TABLE_KEYS)
         return PatternTableSpec(name, factory, self.origin, help_text)
+
+    def target_spec(self, table: Mapping[str, Any], path: str) -> TargetSpec:
+        self.keys(table, _TARGET_KEYS, path)
+        name = self.string(self.need(table, "name", path), f"{path}.name", _NAME, "a valid name")
+        help_text = table.get("help", "")
+        if not isinstance(help_text, str):
+            raise self.fail(f"{path}.help", f"expected a string, not {shown(help_text)}")
+        operators = self.need(table, "operators", path)
+        where = f"{path}.operators"
+        if not isinstance(operators, dict) or not operators:
+            raise self.fail(where, "expected a table of operator name = true or "
+                                   f"\"module:predicate\" ([target.operators]), not {shown(operators)}")
+        support: list[tuple[str, bool | str]] = []
+        for op_name, how in operators.items():
+            at = f"{where}.{shown(op_name)}"
+            if not _OP_NAME.match(op_name):
+                raise self.fail(at, f"{shown(op_name)} is not an operator name (e.g. \"nn.conv2d\")")
+            if how is not True:
+                how = self.string(how, at, _FACTORY, "true or a predicate 'package.module:function' "
+                                  "(leave out an operator the target does not support)")
+            support.append((op_name, how))
+        return TargetSpec(name, tuple(support), self.origin, help_text)
 
 
 def parse_manifest(text: str, origin: Origin) -> Declarations:

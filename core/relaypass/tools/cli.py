@@ -35,8 +35,10 @@ from ..entry_points import STANDARD_DISTRIBUTION, PluginWarning
 from ..errors import RelayPassError
 from ..transform import get_pass
 from ..transform.instrument import PassInstrument
-from ..transform.pattern_tables import list_pattern_tables, pattern_table_errors
+from ..transform.pattern_tables import pattern_table_errors
 from ..transform.pipeline import read_pipeline
+from ..transform.targets import target_errors
+from .byoc_listing import byoc_json, print_byoc_sections
 from .defaults import DEFAULT_CHECKER, DEFAULT_TIMER, TYPER_DEFAULT_HELP
 
 if TYPE_CHECKING:
@@ -720,34 +722,19 @@ def _cmd_passes(args: argparse.Namespace) -> int:
             "distribution": s.distribution, "version": s.version, "help": s.help,
             "role": s.role,
         } for s in specs]
-        data.extend(_pattern_tables_json())
+        data.extend(byoc_json())
         print(json.dumps(data, indent=2, default=list))
     else:
         rows = [(s.name, s.kind, str(s.opt_level), ", ".join(s.required) or "-",
                  s.distribution, s.version or "-") for s in specs]
         print(_table(("name", "kind", "opt_level", "required", "distribution", "version"), rows))
-    _list_pattern_tables(args)
+    if not args.json:
+        print_byoc_sections(_table, _warning_line)
+    else:
+        for error in [*pattern_table_errors(), *target_errors()]:
+            _warning_line(str(error))
     _plugin_warnings()
     return EXIT_OK
-
-
-def _pattern_tables_json() -> list[dict[str, Any]]:
-    return [{"name": t.name, "kind": "pattern_table", "distribution": t.distribution,
-             "version": t.version, "help": t.help} for t in list_pattern_tables()]
-
-
-def _list_pattern_tables(args: argparse.Namespace) -> None:
-    """The pattern tables MergeComposite can name: a section after the passes, when there are any.
-
-    In JSON they are entries of kind ``pattern_table`` after the passes.
-    """
-    tables = list_pattern_tables()
-    if tables and not args.json:
-        rows = [(t.name, t.distribution, t.version or "-", t.help or "-") for t in tables]
-        print("\npattern tables (MergeComposite = { pattern_table = \"<name>\" }):")
-        print(_table(("name", "distribution", "version", "help"), rows))
-    for error in pattern_table_errors():
-        _warning_line(str(error))
 
 
 def _cmd_instruments(args: argparse.Namespace) -> int:

@@ -23,11 +23,16 @@ from . import lookup
 #: file or folder path and ``output`` is "stdout", "stderr" or a file path: both are
 #: strings to Python callers, and what a pipeline file gives for them is kept inside the
 #: folder the pipeline was loaded for (:mod:`relaypass.transform.pipeline`).
-VALUE_TYPES = ("bool", "int", "float", "str", "path", "output",
-               "list[bool]", "list[int]", "list[float]", "list[str]")
+VALUE_TYPES = ("bool", "int", "float", "str", "path", "output", "pattern_table", "target",
+               "list[bool]", "list[int]", "list[float]", "list[str]", "list[target]")
 
 #: The value types that name a place to write (see :data:`VALUE_TYPES`).
 PATH_TYPES = ("path", "output")
+
+#: The value types that name something a plugin provides: a pattern table (MergeComposite)
+#: or a BYOC target (AnnotateTarget).  Strings to Python callers; a pipeline file may only
+#: give names that are registered or installed (:mod:`relaypass.transform.pipeline`).
+NAME_TYPES = ("pattern_table", "target")
 
 #: The stream names an ``output`` value may give instead of a file path.
 OUTPUT_STREAMS = ("stdout", "stderr")
@@ -36,7 +41,8 @@ _PY_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
 
 #: The type key TVM's ``PassContext.list_configs()`` gives for a value type (a Bool is an IntImm there).
 TVM_TYPE_KEYS = {"bool": "IntImm", "int": "IntImm", "float": "FloatImm", "str": "runtime.String",
-                 "path": "runtime.String", "output": "runtime.String", "list": "Array"}
+                 "path": "runtime.String", "output": "runtime.String", "pattern_table": "runtime.String",
+                 "target": "runtime.String", "list": "Array"}
 
 
 class ConfigError(RelayPassError):
@@ -84,6 +90,8 @@ def _scalar_ok(tname: str, value: object) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if tname in PATH_TYPES:
         return isinstance(value, str) and bool(value) and "\0" not in value
+    if tname in NAME_TYPES:
+        return isinstance(value, str) and bool(value)
     return isinstance(value, str)
 
 

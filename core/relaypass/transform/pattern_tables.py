@@ -28,7 +28,7 @@ table is validated, so that listing stays light.
 
 from __future__ import annotations
 
-import importlib
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -36,11 +36,12 @@ from ..entry_points import STANDARD_DISTRIBUTION
 from ..errors import RelayPassError
 from .config import shown
 from .errors import PluginBuildError, PluginError, PluginImportError
+from .importing import import_attribute
 from .specs import IN_PROCESS, Origin, PatternTableSpec
 
 __all__ = [
     "DuplicatePatternTableError", "PatternTableError", "PatternTableNotFoundError",
-    "PatternTableSource", "add_source", "get_pattern_table", "list_pattern_tables",
+    "PatternTableSource", "add_source", "check_pattern_table_name", "get_pattern_table", "list_pattern_tables",
     "pattern_table", "pattern_table_errors", "register_pattern_table",
     "unregister_pattern_table", "validate_pattern_table",
 ]
@@ -245,11 +246,8 @@ def _build(spec: PatternTableSpec) -> Any:
     where = _where(spec.name, spec.origin)
     factory = spec.factory
     if isinstance(factory, str):
-        module_name, _, attr_path = factory.partition(":")
         try:
-            obj: Any = importlib.import_module(module_name)
-            for attr in attr_path.split("."):
-                obj = getattr(obj, attr)
+            obj: Any = import_attribute(factory)
         except (Exception, SystemExit) as exc:  # sys.exit at import: an error naming the plugin
             raise PluginImportError(
                 f"cannot import {factory} for {where}: {type(exc).__name__}: {shown(str(exc), 200)}",
@@ -286,13 +284,25 @@ def pattern_table(name: str) -> list[Entry]:
     """The validated entries of table ``name``; PatternTableNotFoundError naming the tables known."""
     found = _resolve(name)
     if found is None:
-        known = sorted({s.name for s in list_pattern_tables()})
-        listing = ", ".join(known) if known else "none is registered or installed"
-        _, unreadable = _declared()
-        hint = (f"; {len(unreadable)} plugin distribution(s) could not be read, and may declare "
-                f"it: {unreadable[0].message}" if unreadable else "")
-        raise PatternTableNotFoundError(
-            f"no pattern table named {name!r}; the pattern tables: {listing} "
-            "(relaypass passes lists them; a target registers one with "
-            f"register_pattern_table or a [[pattern_table]] entry in its plugin manifest){hint}")
+        raise _not_found(name)
     return list(found[0])
+
+
+def check_pattern_table_name(name: str) -> None:
+    """PatternTableNotFoundError unless a table ``name`` is registered or installed (nothing is imported)."""
+    if name not in _in_process and name not in _declared()[0]:
+        raise _not_found(name)
+
+
+def _not_found(name: str) -> PatternTableNotFoundError:
+    known = sorted({s.name for s in list_pattern_tables()})
+    near = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+    listing = ", ".join(known) if known else "none is registered or installed"
+    _, unreadable = _declared()
+    unread = (f"; {len(unreadable)} plugin distribution(s) could not be read, and may declare "
+              f"it: {unreadable[0].message}" if unreadable else "")
+    return PatternTableNotFoundError(
+        f"no pattern table named {name!r}{hint} (the pattern tables: {listing}; "
+        "relaypass passes lists them; a target registers one with "
+        f"register_pattern_table or a [[pattern_table]] entry in its plugin manifest){unread}")

@@ -57,11 +57,13 @@ else:  # pragma: no cover - Python 3.10
 
 from ..entry_points import split_qualified
 from ..errors import RelayPassError
-from .config import OUTPUT_STREAMS, PATH_TYPES, shown, unknown_key_error
+from .config import NAME_TYPES, OUTPUT_STREAMS, PATH_TYPES, shown, unknown_key_error
 from .context import PassContext, pass_enabled
 from .pass_info import PassInfo
 from .passes import PRESERVES_ALL, Sequential, effect_holds
+from .pattern_tables import check_pattern_table_name
 from .registry import add_note, check_options, get_registry
+from .targets import check_target_names
 
 _TOP_KEYS = ("name", "opt_level", "required_pass", "disabled_pass", "passes", "config", "instruments",
              "overrides")
@@ -226,6 +228,28 @@ class _Reader:
         return {key: self.place(types[key], value, _join(path, key))
                 if types.get(key) in PATH_TYPES else value for key, value in options.items()}
 
+    def provided(self, declared: Any, options: dict[str, Any], path: str) -> None:
+        """Each value of a declared name type names a pattern table or target that exists.
+
+        A pipeline naming a misspelt target would offload nothing, silently;
+        here it fails where it is written, with the names that would work.
+        """
+        types = {o.name: o.type for o in declared or ()}
+        for key, value in options.items():
+            tname = types.get(key, "")
+            if tname.removeprefix("list[").removesuffix("]") not in NAME_TYPES:
+                continue
+            names = value if isinstance(value, list) else [value]
+            for i, name in enumerate(names):
+                where = _join(path, key) + (f"[{i}]" if isinstance(value, list) else "")
+                try:
+                    if tname == "pattern_table":
+                        check_pattern_table_name(name)
+                    else:
+                        check_target_names([name])
+                except RelayPassError as exc:
+                    raise self.fail(where, str(exc)) from None
+
     def near(self, name: str) -> str:
         names = list(self.registry.pass_names()) + sorted(self.sequence_names)
         near = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
@@ -254,6 +278,7 @@ class _Reader:
         except RelayPassError as exc:
             raise self.fail(_join(path, "options"), str(exc)) from None
         checked = self.places(spec.options, checked, _join(path, "options"))
+        self.provided(spec.options, checked, _join(path, "options"))
         self.dependencies(spec.name, spec.required, path, spec)
         return PassRef(spec.name, checked, path, self.overrides.get(name, name))
 
@@ -588,8 +613,20 @@ def parse_pipeline(text: str, source: str = "<string>",
     except ValueError as exc:  # an integer of more digits than Python converts
         raise PipelineError(source, "", f"not readable ({shown(str(exc), 120)})") from None
     stem = os.path.splitext(os.path.basename(source))[0] if source != "<string>" else "pipeline"
+    return pipeline_from_data(data, source, out_dir, stem or "pipeline")
+
+
+def pipeline_from_data(data: Mapping[str, Any], source: str,
+                       out_dir: str | os.PathLike[str] | None = None,
+                       default_name: str = "pipeline") -> PipelineSpec:
+    """Validate a pipeline given as the tables a pipeline file's TOML holds.
+
+    Another syntax for pipelines (:mod:`relaypass.transform.inline_pipeline`)
+    gives its reading here, so that what it accepts and the errors it gets are
+    exactly a file's.  ``out_dir``: see :func:`parse_pipeline`.
+    """
     folder = os.getcwd() if out_dir is None else os.fspath(out_dir)
-    return _Reader(source, folder).read(data, stem or "pipeline")
+    return _Reader(source, folder).read(data, default_name)
 
 
 def read_pipeline(path: str | os.PathLike[str],

@@ -135,10 +135,27 @@ class PatternTableSpec(_Declared):
     help: str = ""
 
 
+@dataclass(frozen=True)
+class TargetSpec(_Declared):
+    """A declared BYOC target (``[[target]]``): the operators its compiler takes.
+
+    ``operators`` pairs each operator name with ``True`` (every call of it is
+    supported) or ``"module:function"``, a predicate imported on first use
+    and called with the typed call, as a ``target.<name>`` operator attribute
+    would be in TVM.
+    """
+
+    name: str
+    operators: tuple[tuple[str, bool | str], ...]
+    origin: Origin
+    help: str = ""
+
+
 @dataclass
 class Declarations:
-    """What one plugin contributes: its passes, its instruments and its pattern tables."""
+    """What one plugin contributes: its passes, instruments, pattern tables and targets."""
 
     passes: list[PassSpec] = field(default_factory=list)
     instruments: list[InstrumentSpec] = field(default_factory=list)
     pattern_tables: list[PatternTableSpec] = field(default_factory=list)
+    targets: list[TargetSpec] = field(default_factory=list)

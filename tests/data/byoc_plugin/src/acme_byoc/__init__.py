@@ -1,1 +1,1 @@
-"""The acme accelerator's relaypass plugin: its pattern table lives in :mod:`acme_byoc.patterns`."""
+"""The acme accelerator's relaypass plugin: its pattern table (:mod:`acme_byoc.patterns`) and operator support (:mod:`acme_byoc.support`)."""

@@ -227,3 +227,31 @@ def test_operators_infer_their_parameter_types():
     dense = relay.nn.dense(x, p, units=5)
     assert _arg_types(dense, TensorType((4, 7), "float16"), None) == \
         [None, TensorType((5, 7), "float16")]
+
+
+@pytest.mark.parametrize("register, key", [
+    (relay.op.register_alter_op_layout, "FTVMAlterOpLayout"),
+    (relay.op.register_convert_op_layout, "FTVMConvertOpLayout"),
+    (relay.op.register_infer_correct_layout, "FInferCorrectLayout"),
+    (relay.op.register_legalize, "FTVMLegalize"),
+    (relay.op.register_canonicalize, "FTVMCanonicalize"),
+    (relay.op.op.register_mixed_precision_conversion, "FTVMMixedPrecisionConversionType"),
+])
+def test_graph_pass_hooks_are_operator_attributes_with_tvms_keys_and_levels(register, key):
+    op = Op.get("nn.bias_add")
+    assert op.get_attr(key) is None
+
+    @register("nn.bias_add", level=101)
+    def first(*args):
+        return None
+
+    try:
+        assert op.get_attr(key) is first
+        register("nn.bias_add", lambda *a: None, level=100)  # a lower level is ignored
+        assert op.get_attr(key) is first
+        with pytest.raises(op_registry.OpRegistrationError, match="same level 101"):
+            register("nn.bias_add", lambda *a: None, level=101)
+        second = register("nn.bias_add", lambda *a: None, level=102)
+        assert op.get_attr(key) is second
+    finally:
+        op.reset_attr(key)

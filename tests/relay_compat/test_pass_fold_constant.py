@@ -177,10 +177,6 @@ def _conv_bn_workload():
     return mod, params
 
 
-@pytest.mark.xfail(
-    reason="relay.transform.FoldScaleAxis: relaypass has no such pass (not in any manifest)",
-    strict=True,
-)
 def test_fold_batch_norm():
     def expected():
         data = relay.var("data", relay.TensorType((1, 3, 224, 224), "float32"))
@@ -204,7 +200,7 @@ def test_fold_batch_norm():
 
 
 def test_fold_batch_norm_up_to_fold_scale_axis():
-    """TVM's test_fold_batch_norm without its last pass (FoldScaleAxis, absent here).
+    """TVM's test_fold_batch_norm without its last pass (FoldScaleAxis): the step in between.
 
     SimplifyInference spells batch_norm out as ``conv * scale + shift``;
     FoldConstant then evaluates scale and shift from the bound statistics,

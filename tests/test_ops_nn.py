@@ -78,7 +78,8 @@ def pool2d_reference(x, kind, pool, strides, padding, dilation, ceil_mode, count
             if inside or (count_include_pad and in_padding):
                 count += 1
         if kind == "max":
-            out[:, :, i, j] = np.max(values, axis=0) if values else -np.inf
+            # A window over padding only: the dtype's lowest value, TVM's pad value for max pooling.
+            out[:, :, i, j] = np.max(values, axis=0) if values else np.finfo(x.dtype).min
         else:
             out[:, :, i, j] = np.sum(values, axis=0) / max(count, 1) if values else 0
     return out

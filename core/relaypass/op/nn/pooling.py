@@ -118,7 +118,9 @@ def _pool2d_kernel(op_name: str, avg: bool):
             acc = np.float32 if dtype == np.float16 else (np.float64 if dtype.kind in "iu" else dtype)
             xp = np.pad(x.astype(acc, copy=False), widths)
         else:
-            lowest = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+            # TVM pads max pooling with the lowest value of the dtype (not -inf), so a window
+            # that sees only padding gives that value, as TVM does.
+            lowest = np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
             xp = np.pad(x, widths, constant_values=lowest)
         win = sliding_window_view(xp, eks, axis=(-2, -1))
         win = win[..., :: p.strides[0], :: p.strides[1], :: p.dilation[0], :: p.dilation[1]]

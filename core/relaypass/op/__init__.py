@@ -6,7 +6,8 @@ constructors of the top-level operators (``add``, ``reshape``, ``sum``, ...)
 are re-exported here and under ``relay``; ``nn`` holds the neural-network
 ones (``relay.nn``).  Each family lives in its own module: ``tensor``
 (elementwise and creation), ``transform`` (shape and data movement),
-``indexing``, ``reduce``, ``sort`` (``argsort``), ``annotation`` (markers for passes, such as
+``indexing``, ``reduce``, ``sort`` (``argsort``), ``fast_math`` (``fast_exp``, ``fast_tanh``, ``fast_erf``: TVM's approximations, for FastMath),
+``annotation`` (markers for passes, such as
 ``stop_fusion``), and the ``nn`` package.
 
 To add an operator of your own, call :func:`relaypass.ir.op.register_op`
@@ -15,6 +16,7 @@ To add an operator of your own, call :func:`relaypass.ir.op.register_op`
 
 from . import (
     annotation,  # noqa: F401  (registers annotation.stop_fusion)
+    fast_math,
     indexing,
     nn,
     reduce,
@@ -22,6 +24,7 @@ from . import (
     tensor,
     transform,
 )
+from .fast_math import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .reduce import *  # noqa: F403
 from .sort import *  # noqa: F403
@@ -32,5 +35,5 @@ from .tuple_wrapper import TupleWrapper
 __all__ = [
     "nn", "TupleWrapper",
     *tensor.__all__, *transform.__all__, *indexing.__all__, *reduce.__all__,
-    *sort.__all__,
+    *sort.__all__, *fast_math.__all__,
 ]

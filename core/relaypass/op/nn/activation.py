@@ -1,4 +1,4 @@
-"""Activations: relu, leaky_relu, prelu, softmax, log_softmax, and dropout.
+"""Activations: relu, leaky_relu, prelu, softmax (and fast_softmax), log_softmax, and dropout.
 
 Dropout is the inference form: its kernel passes the data through and
 returns a mask of ones beside it (Relay's 2-tuple); the operator is
@@ -16,6 +16,7 @@ from ...ir.expr import Call, Expr
 from ...ir.op import OpPattern, register_op, register_op_attr
 from ...ir.types import TupleType, Type
 from ..builder import call
+from ..fast_math import fast_exp_values
 from ..relations import (
     ARG_TYPES,
     attr_number,
@@ -31,7 +32,8 @@ from ..relations import (
 )
 from ..tuple_wrapper import TupleWrapper
 
-__all__ = ["relu", "leaky_relu", "prelu", "softmax", "log_softmax", "dropout", "dropout_raw"]
+__all__ = ["relu", "leaky_relu", "prelu", "softmax", "fast_softmax", "log_softmax", "dropout",
+           "dropout_raw"]
 
 
 register_op(
@@ -107,6 +109,13 @@ def _softmax_kernel(args, attrs):
         return (e / np.sum(e, axis=attrs.axis, keepdims=True)).astype(x.dtype, copy=False)
 
 
+def _fast_softmax_kernel(args, attrs):
+    x = args[0]
+    with np.errstate(invalid="ignore"):
+        e = fast_exp_values(_shifted(x, attrs.axis))
+        return (e / np.sum(e, axis=attrs.axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
 def _log_softmax_kernel(args, attrs):
     x = args[0]
     s = _shifted(x, attrs.axis)
@@ -120,6 +129,12 @@ register_op(
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE, attrs={"axis": -1},
     attrs_type_key="relay.attrs.SoftmaxAttrs",
     description="exp(x) / sum(exp(x)) along axis.",
+)
+register_op(
+    "nn.fast_softmax", num_inputs=1, type_relation=_softmax_rel("nn.fast_softmax"),
+    kernel=_fast_softmax_kernel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, attrs={"axis": -1},
+    attrs_type_key="relay.attrs.SoftmaxAttrs",
+    description="softmax with exp computed by fast_exp (what FastMath puts in place of softmax).",
 )
 register_op(
     "nn.log_softmax", num_inputs=1, type_relation=_softmax_rel("nn.log_softmax"),
@@ -164,6 +179,10 @@ def prelu(data: Expr, alpha: Expr, axis: int = 1) -> Call:
 
 def softmax(data: Expr, axis: int = -1) -> Call:
     return call("nn.softmax", [data], axis=axis)
+
+
+def fast_softmax(data: Expr, axis: int = -1) -> Call:
+    return call("nn.fast_softmax", [data], axis=axis)
 
 
 def log_softmax(data: Expr, axis: int = -1) -> Call:

@@ -24,6 +24,7 @@ from ..transform import (
     get_pass,
     list_passes,
     load_pipeline,
+    mixed_precision,  # noqa: F401  (relay.transform.mixed_precision)
     module_pass,
     register_pass,
 )
@@ -32,7 +33,7 @@ from ..transform.infer_type_local import InferTypeLocal
 
 __all__ = [
     "FunctionPass", "InferTypeLocal", "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "Sequential",
-    "function_pass", "get_pass", "list_passes", "load_pipeline", "module_pass", "register_pass",
+    "function_pass", "get_pass", "list_passes", "load_pipeline", "module_pass", "register_pass", "mixed_precision",
 ]
 
 

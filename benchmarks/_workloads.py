@@ -16,7 +16,17 @@ the same input:
 * :func:`resnet50`: ResNet-50 (v1) at batch 1, 224x224, as a pass pipeline
   receives it from a frontend: the stem, 16 bottleneck blocks of convolutions
   with batch norms and projection shortcuts, global average pooling and the
-  classifier.
+  classifier;
+* :func:`functions`: a module of ``n`` small global functions, each binding
+  a value it never uses and calling the next one (the last reads a
+  reference, an effect), for the passes whose cost could grow with the
+  number of functions rather than their size.
+
+The *floor* (:func:`floor_seconds`) is what any pass over a program must at
+least pay in Python: visiting every node once, children first, and creating
+one slotted object per node holding its rebuilt inputs.  Per-node figures are
+also given as a multiple of the floor measured on the same program in the
+same run.
 
 A "node" in a figure is an operator call (:func:`count_calls`), whatever the
 form the program is in when the pass runs (:func:`in_form`).
@@ -41,7 +51,9 @@ import numpy as np
 
 from relaypass import relay
 from relaypass.functor import post_order_visit
+from relaypass.gc_pause import gc_paused
 from relaypass.ir import Call, Function, IRModule, Op, Tuple
+from relaypass.ir.expr import GlobalVar, Let, RefCreate, RefRead, children
 from relaypass.ir.op import make_call
 
 WIDTH = 16
@@ -202,9 +214,112 @@ def resnet50(n: int = 0, seed: int = 0) -> IRModule:
     return IRModule({"main": Function([data, *weights], x)})
 
 
+def functions(n: int, seed: int = 0) -> IRModule:
+    """``n`` global functions ``f0 ... f{n-1}`` and ``main``: each binds ``relu(x)`` it never
+    uses and returns ``f{i+1}(x + 1)``; the last reads a reference it creates (an effect that
+    makes every function impure, one caller at a time)."""
+    x_type = relay.TensorType((1, WIDTH), "float32")
+    one = relay.const(np.ones((1, WIDTH), "float32"))
+    gvs = [GlobalVar(f"f{i}") for i in range(n)]
+    funcs: dict[str | GlobalVar, Function] = {}
+    for i, gv in enumerate(gvs):
+        x = relay.var("x", x_type)
+        dead = relay.var("dead")
+        if i + 1 < n:
+            tail = Call(gvs[i + 1], [Call(Op.get("add"), [x, one])])
+        else:
+            tail = RefRead(RefCreate(x))
+        funcs[gv] = Function([x], Let(dead, Call(Op.get("nn.relu"), [x]), tail), x_type)
+    x = relay.var("x", x_type)
+    funcs["main"] = Function([x], Call(gvs[0], [x]), x_type)
+    return IRModule(funcs)
+
+
 WORKLOADS: dict[str, Callable[[int, int], IRModule]] = {
-    "chain": chain, "dag": dag, "resnet50": resnet50,
+    "chain": chain, "dag": dag, "resnet50": resnet50, "functions": functions,
 }
+
+
+# --- the floor ------------------------------------------------------------------------------
+class _Rebuilt:
+    """What the floor builds for a node: one slotted object with its rebuilt inputs."""
+
+    __slots__ = ("node", "inputs")
+
+    def __init__(self, node: object, inputs: tuple) -> None:
+        self.node = node
+        self.inputs = inputs
+
+
+def rebuild_floor(mod: IRModule) -> list[_Rebuilt]:
+    """Every function of ``mod`` rebuilt as :class:`_Rebuilt` objects, children first.
+
+    The least a pass can do in Python: one explicit-stack visit of each node
+    (shared nodes once, through a memo table) and one object per node.
+    """
+    out = []
+    for _gv, func in mod.items():
+        memo: dict[object, _Rebuilt] = {}
+        stack: list[tuple[object, bool]] = [(func, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                memo[node] = _Rebuilt(node, tuple([memo[k] for k in children(node)]))
+                continue
+            if node in memo:
+                continue
+            stack.append((node, True))
+            for kid in children(node):
+                if kid not in memo:
+                    stack.append((kid, False))
+        out.append(memo[func])
+    return out
+
+
+def floor_seconds(mod: IRModule, repeat: int) -> float:
+    """The best CPU time of :func:`rebuild_floor` on ``mod``, the collector paused as a pass
+    pauses it."""
+    def run() -> list[_Rebuilt]:
+        with gc_paused():
+            return rebuild_floor(mod)
+
+    return best_cpu_seconds(run, repeat)[0]
+
+
+# --- memory ---------------------------------------------------------------------------------
+def retained_bytes(make: Callable[[], Any]) -> tuple[int, Any]:
+    """The bytes of Python heap that ``make()``'s result keeps alive (tracemalloc), and the
+    result."""
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = make()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return after - before, result
+
+
+# --- a target's pattern table ---------------------------------------------------------------
+def composite_table() -> list[tuple[str, Any]]:
+    """Five MergeComposite entries in priority order, as a target's pattern table looks: on
+    the chain two of them match, on ResNet-50 two others; the rest never do."""
+    from relaypass.relay.dataflow_pattern import is_constant, is_op, is_tuple_get_item, wildcard
+
+    conv = is_op("nn.conv2d")(wildcard(), wildcard())
+    bn = is_tuple_get_item(is_op("nn.batch_norm")(conv, wildcard(), wildcard(), wildcard(),
+                                                  wildcard()), 0)
+    return [
+        ("bench.conv_bias_relu", is_op("nn.relu")(is_op("nn.bias_add")(conv, wildcard()))),
+        ("bench.conv_bn_relu", is_op("nn.relu")(bn)),
+        ("bench.add_relu", is_op("nn.relu")(is_op("add")(wildcard(), is_constant()))),
+        ("bench.mul_tanh", is_op("tanh")(is_op("multiply")(wildcard(), wildcard()))),
+        ("bench.dense_add", is_op("add")(is_op("nn.dense")(wildcard(), wildcard()), wildcard())),
+    ]
 
 
 def count_calls(mod: IRModule) -> int:

@@ -16,8 +16,20 @@ of the two (near 1.0 means linear scaling).  A time is the best CPU time of the
 process over a few runs (benchmarks/_workloads.py says how).  Aim (issue 4):
 at most 15 us per node, linear scaling.
 
+Two more figures (issue 18):
+
+* memory: the bytes per operator call a program keeps alive once built, and
+  once typed (the typed module alone, the untyped one dropped), on the chain
+  and the DAG; aim at most 250 bytes per typed node;
+* incremental typing: a module of ``--functions`` functions of
+  ``--function-calls`` calls each is typed, then ten module passes each replace
+  one function by an untyped copy with one operator changed, and InferType
+  runs after each.  Each of those runs is compared with typing the changed
+  function alone (a module holding only it); aim at most 1.5x.
+
 Run: python benchmarks/infer_type_bench.py [--sizes 10000 100000] [--seed 0]
-     [--programs chain lets dag deferred] [--repeat 3]
+     [--programs chain lets dag deferred] [--repeat 3] [--functions 100]
+     [--function-calls 200]
 """
 
 from __future__ import annotations
@@ -34,14 +46,17 @@ from _workloads import (
     dag,
     format_table,
     in_form,
+    retained_bytes,
     us,
 )
 
 from relaypass import relay
-from relaypass.ir import Call, Function, IRModule, Let, Op
-from relaypass.transform import get_pass
+from relaypass.ir import Call, Function, GlobalVar, IRModule, Let, Op
+from relaypass.transform import get_pass, module_pass
 
 AIM_US = 15.0
+AIM_BYTES_TYPED = 250
+AIM_INCREMENTAL = 1.5
 
 
 def lets(n: int, seed: int = 0) -> IRModule:
@@ -81,6 +96,81 @@ def collect(sizes: Sequence[int], seed: int = 0, programs: Sequence[str] | None 
     return rows
 
 
+def memory(sizes: Sequence[int], seed: int = 0) -> list[dict[str, object]]:
+    """Bytes per operator call of the chain and the DAG, as built and typed (``built``, ``typed``)."""
+    infer_type = get_pass("InferType")
+    rows: list[dict[str, object]] = []
+    for name, build in (("chain", chain), ("dag", dag)):
+        for size in sizes:
+            built, mod = retained_bytes(lambda build=build, size=size: build(size, seed))
+            nodes = count_calls(mod)
+            del mod
+            typed, _ = retained_bytes(lambda build=build, size=size: infer_type(build(size, seed)))
+            rows.append({"program": name, "size": size, "nodes": nodes,
+                         "built": built / nodes, "typed": typed / nodes})
+    return rows
+
+
+# --- incremental typing along a pipeline ----------------------------------------------------
+def _function(calls: int, variant: int) -> Function:
+    """A chain of ``calls`` unary calls over an annotated parameter; ``variant`` picks which
+    call is a ``sigmoid`` instead of a ``tanh`` (the type stays the same)."""
+    x = relay.var("x", shape=(1, WIDTH))
+    relu, tanh, sigmoid = Op.get("nn.relu"), Op.get("tanh"), Op.get("sigmoid")
+    e = x
+    for i in range(calls):
+        op = relu if i % 2 else (sigmoid if i == (variant * 2) % calls else tanh)
+        e = Call(op, [e])
+    return Function([x], e)
+
+
+def functions_module(count: int, calls: int) -> IRModule:
+    """``count`` functions ``f0 ...`` (no return type: each one's type is inferred) and a
+    ``main`` that calls them one after the other."""
+    mod = IRModule()
+    gvs = [GlobalVar(f"f{i}") for i in range(count)]
+    for gv in gvs:
+        mod[gv] = _function(calls, 0)
+    x = relay.var("x", shape=(1, WIDTH))
+    e = x
+    for gv in gvs:
+        e = Call(gv, [e])
+    mod["main"] = Function([x], e)
+    return mod
+
+
+def incremental(count: int = 100, calls: int = 200, passes: int = 10,
+                repeat: int = 3) -> dict[str, object]:
+    """InferType, then ``passes`` module passes that each change one function, each followed
+    by InferType: the seconds of the first run, of each later one and of typing each changed
+    function alone."""
+    infer_type = get_pass("InferType")
+    changes = []
+    for k in range(passes):
+        name = f"f{(k * 37) % count}"
+
+        def change(mod, ctx, name=name, k=k):
+            out = mod.copy()
+            out[name] = _function(calls, k + 1)
+            return out
+
+        changes.append((name, module_pass(change, opt_level=0, name=f"Change{k}")))
+    start = functions_module(count, calls)
+    first, mod = best_cpu_seconds(lambda: infer_type(start), repeat)
+    later = []
+    alone = []
+    for name, change in changes:
+        changed = change(mod)
+        seconds, typed = best_cpu_seconds(lambda changed=changed: infer_type(changed), repeat)
+        later.append(seconds)
+        single = IRModule({name: changed[name]})
+        alone.append(best_cpu_seconds(lambda single=single: infer_type(single), repeat)[0])
+        mod = typed
+    ratios = [a / b for a, b in zip(later, alone)]
+    return {"functions": count, "calls_per_function": calls, "first": first, "later": later,
+            "alone": alone, "ratios": ratios, "worst_ratio": max(ratios)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs=2, default=[10_000, 100_000],
@@ -91,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per figure, the best is kept (fewer once they took "
                              f"{BUDGET_SECONDS:g} s)")
+    parser.add_argument("--functions", type=int, default=100,
+                        help="functions of the module typed incrementally (default: 100)")
+    parser.add_argument("--function-calls", type=int, default=200,
+                        help="operator calls in each of those functions (default: 200)")
     args = parser.parse_args(argv)
     small, large = args.sizes
     rows = collect([small, large], args.seed, args.programs, args.repeat)
@@ -104,6 +198,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"InferType, us per operator call (aim <= {AIM_US:g}), best CPU time of "
           f"{args.repeat} runs")
     print(format_table(["program", f"{small:,}", f"{large:,}", "ratio", ""], table))
+    print()
+    print(f"bytes per operator call kept alive (aim <= {AIM_BYTES_TYPED} once typed)")
+    print(format_table(["program", "size", "built", "typed"],
+                       [[r["program"], f"{r['size']:,}", f"{r['built']:.0f}", f"{r['typed']:.0f}"]
+                        for r in memory([small, large], args.seed)]))
+    print()
+    inc = incremental(args.functions, args.function_calls, repeat=args.repeat)
+    print(f"InferType along a pipeline: {inc['functions']} functions of "
+          f"{inc['calls_per_function']} calls; the first run {inc['first'] * 1e3:.2f} ms; after "
+          f"each pass that changes one function (ms), against typing that function alone:")
+    print(format_table(["run", "ms", "alone ms", "ratio"],
+                       [[str(k + 1), f"{a * 1e3:.3f}", f"{b * 1e3:.3f}", f"{r:.2f}"]
+                        for k, (a, b, r) in enumerate(zip(inc["later"], inc["alone"],
+                                                          inc["ratios"]))]))
+    print(f"worst ratio {inc['worst_ratio']:.2f} (aim <= {AIM_INCREMENTAL:g})")
     return 0
 
 

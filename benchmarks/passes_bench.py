@@ -28,17 +28,29 @@ Aims (issues 4, 5 and 6), in microseconds per node: InferType 15,
 FoldConstant (with nothing to fold) and ToANormalForm 10, FuseOps 20.  For
 scale: TVM 0.27's C++ FuseOps takes about 21 ms on ResNet-50.
 
-To add a pass, add a row to ``PASSES``: its name, its input form and its aim
-(None for none).  ``collect()`` returns the figures as rows (benchmarks/run_all.py
-uses it).
+Every per-node figure is also a multiple of the *floor* measured on the same
+program in the same run (benchmarks/_workloads.py: one visit of each node and
+one slotted object per node), and the growth from the smallest size to the
+largest is the ratio of the two per-node figures.  The bar (issue 18): every
+standard pass at most 10x the floor at the largest size and at most 1.3x growth,
+on the chain and on the DAG.  DeadCodeElimination, whose module-level analysis
+could grow with the number of global functions, is also timed on a module of
+``--functions`` small functions (microseconds per function).
 
-Run: python benchmarks/passes_bench.py [--chain 10000 100000] [--dag 10000] [--repeat 3]
-     [--seed 0] [--passes NAME ...] [--no-resnet] [--no-rewrite]
+To add a pass, add a row to ``PASSES``: its name, its input form and its aim
+(None for none), and its options to ``OPTIONS`` if it needs any.  ``collect()``
+returns the figures as rows (benchmarks/run_all.py uses it); ``--json`` prints
+them as JSON instead of the tables.
+
+Run: python benchmarks/passes_bench.py [--chain 10000 100000] [--dag 10000 100000]
+     [--functions 10000 100000] [--repeat 3] [--seed 0] [--passes NAME ...]
+     [--no-resnet] [--no-rewrite] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -48,8 +60,10 @@ from _workloads import (
     WIDTH,
     WORKLOADS,
     best_cpu_seconds,
+    composite_table,
     count_calls,
     count_primitive,
+    floor_seconds,
     format_table,
     in_form,
     us,
@@ -76,7 +90,26 @@ PASSES: tuple[tuple[str, str, float | None], ...] = (
     ("AnnotateTarget", "typed", None),
     ("MergeCompilerRegions", "typed", None),
     ("PartitionGraph", "typed", None),
+    ("MergeComposite", "typed", None),
+    ("InlineGlobals", "dataflow", None),
+    ("LambdaLift", "typed", None),
+    ("RemoveUnusedFunctions", "dataflow", None),
+    ("EtaExpand", "dataflow", None),
+    ("ToBasicBlockNormalForm", "anf", None),
 )
+
+#: Options of the passes that need some: MergeComposite runs a five-entry table.
+OPTIONS: dict[str, Callable[[], dict[str, Any]]] = {
+    "MergeComposite": lambda: {"pattern_table": composite_table()},
+    "EtaExpand": lambda: {"expand_global_var": True},
+}
+
+#: The passes also timed on a module of many small global functions.
+FUNCTION_PASSES = ("DeadCodeElimination",)
+
+#: The bar of issue 18, at the largest size: times the floor, and growth per node.
+MAX_FLOOR_MULTIPLE = 10.0
+MAX_GROWTH = 1.3
 
 TVM_FUSE_OPS_RESNET50_MS = 21.0
 
@@ -155,28 +188,35 @@ def _measure(p: Pass, name: str, form: str, workload: str, size: int, mod: IRMod
     return row
 
 
-def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_000,),
+def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_000, 100_000),
             resnet: bool = True, rewrite: Sequence[int] = (), repeat: int = 3, seed: int = 0,
-            passes: Iterable[str] | None = None) -> list[dict[str, object]]:
-    """One row per pass, workload and size.
+            passes: Iterable[str] | None = None,
+            functions: Sequence[int] = ()) -> list[dict[str, object]]:
+    """One row per pass, workload and size, and one per workload and size for the floor.
 
-    Each row has ``pass``, ``form``, ``workload`` ("chain", "dag", "resnet50" or
-    "rewrite"), ``size`` (the calls asked for; 0 for ResNet-50), ``nodes`` (the
-    operator calls of the program), ``seconds`` and ``us_per_node``; FuseOps on
-    ResNet-50 also ``fused``, the number of primitive functions it made.
-    Programs, and their forms, are built one at a time (the program as built and
-    one form of it alive at once), so that the heap the collector scans during a
-    figure is about the program the pass runs on.
+    Each row has ``pass`` ("floor" for the floor), ``form``, ``workload``
+    ("chain", "dag", "resnet50", "rewrite" or "functions"), ``size`` (the
+    calls, or functions, asked for; 0 for ResNet-50), ``nodes`` (the operator
+    calls of the program; the global functions for "functions"), ``seconds``
+    and ``us_per_node``; FuseOps on ResNet-50 also ``fused``, the number of
+    primitive functions it made.  Programs, and their forms, are built one at
+    a time (the program as built and one form of it alive at once), so that
+    the heap the collector scans during a figure is about the program the
+    pass runs on.
     """
     wanted = set(passes) if passes is not None else None
     chosen = [(name, form) for name, form, _aim in PASSES if wanted is None or name in wanted]
-    built = {name: get_pass(name) for name, _form in chosen}
+    built = {name: get_pass(name, **OPTIONS[name]()) if name in OPTIONS else get_pass(name)
+             for name, _form in chosen}
     programs = [("chain", n) for n in chain] + [("dag", n) for n in dag]
     programs += [("resnet50", 0)] if resnet else []
     rows: list[dict[str, object]] = []
     for workload, size in programs:
         dataflow = WORKLOADS[workload](size, seed)
         calls = count_calls(dataflow)
+        seconds = floor_seconds(dataflow, repeat)
+        rows.append({"pass": "floor", "form": "dataflow", "workload": workload, "size": size,
+                     "nodes": calls, "seconds": seconds, "us_per_node": seconds * 1e6 / calls})
         for form in dict.fromkeys(f for _name, f in chosen):
             mod = in_form(dataflow, form)
             for name, _form in [c for c in chosen if c[1] == form]:
@@ -191,11 +231,53 @@ def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_0
             mod = in_form(REWRITES[name](size), "typed")
             rows.append(_measure(built[name], name, "typed", "rewrite", size, mod,
                                  count_calls(mod), repeat))
+    for size in functions:
+        for name, form in chosen:
+            if name not in FUNCTION_PASSES:
+                continue
+            mod = in_form(WORKLOADS["functions"](size, seed), form)
+            rows.append(_measure(built[name], name, form, "functions", size, mod, len(mod),
+                                 repeat))
+            del mod
     return rows
+
+
+def against_floor(rows: list[dict[str, object]], small: int, large: int) -> list[dict[str, object]]:
+    """Per pass: microseconds per node on the chain and the DAG at both sizes, the multiple
+    of the floor at each, and the growth per node from ``small`` to ``large``; ``ok`` says
+    whether the pass meets issue 18's bar on every workload it ran on."""
+    floor = {(r["workload"], r["size"]): r["us_per_node"] for r in rows if r["pass"] == "floor"}
+    out = []
+    for name in dict.fromkeys(str(r["pass"]) for r in rows if r["pass"] != "floor"):
+        entry: dict[str, object] = {"pass": name}
+        ok = True
+        seen = False
+        for workload in ("chain", "dag"):
+            for size in (small, large):
+                value = _figure(rows, name, workload, size)
+                base = floor.get((workload, size))
+                entry[f"{workload}_{size}"] = value
+                entry[f"{workload}_{size}_floor"] = value / base if value and base else None
+            lo, hi = entry[f"{workload}_{small}"], entry[f"{workload}_{large}"]
+            growth = hi / lo if lo and hi else None
+            entry[f"{workload}_growth"] = growth
+            multiple = entry[f"{workload}_{large}_floor"]
+            if growth is not None and multiple is not None:
+                seen = True
+                ok = ok and growth <= MAX_GROWTH and multiple <= MAX_FLOOR_MULTIPLE
+        per_function = [r for r in rows if r["pass"] == name and r["workload"] == "functions"]
+        if len(per_function) > 1:
+            sizes = sorted(per_function, key=lambda r: r["size"])
+            entry["functions_growth"] = sizes[-1]["us_per_node"] / sizes[0]["us_per_node"]
+            ok = ok and entry["functions_growth"] <= MAX_GROWTH
+        entry["ok"] = ok if seen else None
+        out.append(entry)
+    return out
 
 
 # --- printing -------------------------------------------------------------------------------
 def _figure(rows: list[dict[str, object]], name: str, workload: str, size: int) -> float | None:
+    """The microseconds per node of ``name`` on that workload and size, if measured."""
     for r in rows:
         if r["pass"] == name and r["workload"] == workload and r["size"] == size:
             return r["us_per_node"]  # type: ignore[return-value]
@@ -203,36 +285,51 @@ def _figure(rows: list[dict[str, object]], name: str, workload: str, size: int) 
 
 
 def report(rows: list[dict[str, object]], chain: Sequence[int], dag: Sequence[int],
-           rewrite: Sequence[int]) -> str:
+           rewrite: Sequence[int], functions: Sequence[int] = ()) -> str:
     """The tables ``main`` prints."""
-    names = list(dict.fromkeys(str(r["pass"]) for r in rows))
+    rows_of_passes = [r for r in rows if r["pass"] != "floor"]
+    names = list(dict.fromkeys(str(r["pass"]) for r in rows_of_passes))
     aims = {name: aim for name, _form, aim in PASSES}
     forms = {name: form for name, form, _aim in PASSES}
-    resnet = {r["pass"]: r for r in rows if r["workload"] == "resnet50"}
-    columns = ["pass", "input", *(f"chain {n:,}" for n in chain)]
-    columns += ["ratio"] if len(chain) > 1 else []
-    columns += [f"DAG {n:,}" for n in dag]
+    resnet = {r["pass"]: r for r in rows_of_passes if r["workload"] == "resnet50"}
+    floor = {(r["workload"], r["size"]): r["us_per_node"] for r in rows if r["pass"] == "floor"}
+    columns = ["pass", "input"]
+    for what, sizes in (("chain", chain), ("DAG", dag)):
+        for n in sizes:
+            columns += [f"{what} {n:,}", "x floor"]
+        columns += ["growth"] if len(sizes) > 1 else []
     columns += ["ResNet-50 ms"] if resnet else []
     columns += ["aim", ""]
-    table = []
+    table = [["floor", "", *[cell for what, sizes in (("chain", chain), ("dag", dag))
+                            for cell in _floor_cells(floor, what, sizes)],
+              *(["-"] if resnet else []), "", ""]]
     missed = []
     for name in names:
-        on_chain = [_figure(rows, name, "chain", n) for n in chain]
-        on_dag = [_figure(rows, name, "dag", n) for n in dag]
-        cells = [name, forms[name], *(us(v) for v in on_chain)]
-        if len(chain) > 1:
-            cells.append(f"{on_chain[-1] / on_chain[0]:.2f}" if on_chain[0] else "-")
-        cells += [us(v) for v in on_dag]
+        cells = [name, forms[name]]
+        worst = None
+        for workload, sizes in (("chain", chain), ("dag", dag)):
+            values = [_figure(rows, name, workload, n) for n in sizes]
+            for n, v in zip(sizes, values):
+                base = floor.get((workload, n))
+                cells += [us(v), f"{v / base:.1f}" if v and base else "-"]
+            if len(sizes) > 1:
+                cells.append(f"{values[-1] / values[0]:.2f}" if values[0] and values[-1] else "-")
+            worst = max([worst or 0.0, *(v for v in values if v is not None)])
         if resnet:
             cells.append(f"{resnet[name]['seconds'] * 1e3:.1f}" if name in resnet else "-")
         aim = aims[name]
-        worst = max((v for v in [*on_chain, *on_dag] if v is not None), default=None)
         over = aim is not None and worst is not None and worst > aim
         if over:
             missed.append(f"{name} {worst:.2f} > {aim:g}")
         cells += ["-" if aim is None else f"{aim:g}", "over the aim" if over else ""]
         table.append(cells)
     lines = [format_table(columns, table)]
+    if len(chain) > 1 and len(dag) > 1:
+        bar = against_floor(rows, min(min(chain), min(dag)), max(max(chain), max(dag)))
+        failing = [e["pass"] for e in bar if e["ok"] is False]
+        lines.append(f"issue 18's bar (at most {MAX_FLOOR_MULTIPLE:g}x the floor at the largest "
+                     f"size, at most {MAX_GROWTH:g}x growth per node, chain and DAG): "
+                     + ("met by every pass" if not failing else "missed by " + ", ".join(failing)))
     if resnet:
         sample = next(iter(resnet.values()))
         text = f"ResNet-50: {sample['nodes']} operator calls"
@@ -250,15 +347,42 @@ def report(rows: list[dict[str, object]], chain: Sequence[int], dag: Sequence[in
             ["pass", *(f"chain {n:,}" for n in rewrite)],
             [[name, *(us(_figure(rows, name, "rewrite", n)) for n in rewrite)]
              for name in rewriting]))
+    per_function = [name for name in names if name in FUNCTION_PASSES]
+    if functions and per_function:
+        lines += ["", "us per global function on a module of small functions calling each other"]
+        lines.append(format_table(
+            ["pass", *(f"{n:,} functions" for n in functions), "growth"],
+            [[name, *(us(_figure(rows, name, "functions", n)) for n in functions),
+              _growth(rows, name, "functions", functions)] for name in per_function]))
     return "\n".join(lines)
+
+
+def _floor_cells(floor: dict, workload: str, sizes: Sequence[int]) -> list[str]:
+    cells = []
+    for n in sizes:
+        cells += [us(floor.get((workload, n))), "1.0"]
+    if len(sizes) > 1:
+        lo, hi = floor.get((workload, sizes[0])), floor.get((workload, sizes[-1]))
+        cells.append(f"{hi / lo:.2f}" if lo and hi else "-")
+    return cells
+
+
+def _growth(rows: list[dict[str, object]], name: str, workload: str, sizes: Sequence[int]) -> str:
+    lo, hi = _figure(rows, name, workload, sizes[0]), _figure(rows, name, workload, sizes[-1])
+    return f"{hi / lo:.2f}" if lo and hi else "-"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chain", type=int, nargs="+", default=[10_000, 100_000], metavar="N",
                         help="calls in the chain, one figure per size (default: 10000 100000)")
-    parser.add_argument("--dag", type=int, nargs="+", default=[10_000], metavar="N",
-                        help="calls in the random DAG, one figure per size (default: 10000)")
+    parser.add_argument("--dag", type=int, nargs="+", default=[10_000, 100_000], metavar="N",
+                        help="calls in the random DAG, one figure per size (default: 10000 "
+                             "100000)")
+    parser.add_argument("--functions", type=int, nargs="*", default=[10_000, 100_000],
+                        metavar="N", help="global functions in the module of many functions "
+                                          f"({', '.join(FUNCTION_PASSES)}; default: 10000 "
+                                          "100000; none to leave it out)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs per figure, the best is kept (fewer once they took "
                              f"{BUDGET_SECONDS:g} s)")
@@ -268,13 +392,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-resnet", action="store_true", help="leave out ResNet-50")
     parser.add_argument("--no-rewrite", action="store_true",
                         help="leave out the chains made for a pass to rewrite")
+    parser.add_argument("--json", action="store_true",
+                        help="print the rows (and the comparison with the floor) as JSON")
     args = parser.parse_args(argv)
-    rewrite = [] if args.no_rewrite else args.chain
-    rows = collect(args.chain, args.dag, not args.no_resnet, rewrite, args.repeat, args.seed,
-                   args.passes)
-    print(f"us per node (operator call), best CPU time of {args.repeat} runs; "
-          "ratio = last chain / first chain")
-    print(report(rows, args.chain, args.dag, rewrite))
+    chain, dag = sorted(args.chain), sorted(args.dag)
+    rewrite = [] if args.no_rewrite else chain
+    rows = collect(chain, dag, not args.no_resnet, rewrite, args.repeat, args.seed,
+                   args.passes, sorted(args.functions))
+    if args.json:
+        sizes = sorted({*chain, *dag})
+        print(json.dumps({"rows": rows,
+                          "against_floor": against_floor(rows, sizes[0], sizes[-1])}, indent=1))
+        return 0
+    print(f"us per node (operator call), best CPU time of {args.repeat} runs; x floor = the "
+          "figure over the floor's on the same program; growth = per node at the largest "
+          "size over the smallest")
+    print(report(rows, chain, dag, rewrite, sorted(args.functions)))
     return 0
 
 

@@ -7,11 +7,18 @@ ones the scripts print.  The table has one row per figure (area, figure,
 value, unit, notes):
 
 * standard passes (passes_bench): microseconds per node of every standard pass
-  at 10,000 and 100,000 nodes on a long chain (the notes give the ratio of the
-  two sizes, near 1.0 when the cost is linear, and the aim), on a 10,000-node
-  random DAG and, for the passes that rewrite, on chains made for them; the
-  milliseconds of each on a ResNet-50-shaped graph; and InferType on the
-  programs only infer_type_bench has (let chains, deferred closures);
+  at 10,000 and 100,000 nodes on a long chain and on a random DAG, each also as
+  a multiple of the floor (a bare Python rebuild of the same program, measured
+  in the same run), with the growth per node from the smaller size to the
+  larger (near 1.0 when the cost is linear) and the aim; for the passes that
+  rewrite, on chains made for them; the milliseconds of each on a
+  ResNet-50-shaped graph; DeadCodeElimination on modules of many functions;
+  and InferType on the programs only infer_type_bench has (let chains,
+  deferred closures), the memory a program keeps alive built and typed, and
+  InferType along a pipeline that changes one function at a time.  A second
+  table gives every standard pass against the floor, and whether it meets the
+  bar of issue 18 (at most 10x the floor at 100,000 nodes, at most 1.3x growth
+  per node, on the chain and on the DAG);
 * IR operations (ir_bench) and the interpreter (interp_bench), per node;
 * the tokenizer and parser on hostile texts (tokenizer_bench): growth from n to 10 n chars;
 * the pattern language (pattern_bench): rewrite with three callbacks, partition;
@@ -23,9 +30,11 @@ value, unit, notes):
 
 A full run takes a few minutes and writes benchmarks/RESULTS.md as well as
 stdout; ``--quick`` (sizes 1,000 and 10,000, one run per figure) and
-``--only`` print to stdout only unless ``-o`` says where to write.
+``--only`` print to stdout only unless ``-o`` says where to write.  ``--json``
+prints every row, and the comparison with the floor, as JSON instead of
+markdown (and writes RESULTS.md all the same on a full run).
 
-Run: python benchmarks/run_all.py [--quick] [--only NAME ...] [-o PATH]
+Run: python benchmarks/run_all.py [--quick] [--only NAME ...] [-o PATH] [--json]
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import json
 import multiprocessing
 import os
 import platform
@@ -68,6 +78,9 @@ QUICK = Settings(small=1_000, large=10_000, repeat=1, manager_passes=500, manage
 
 Row = tuple[str, str, str, str, str]  # area, figure, value, unit, notes
 
+#: What a section gives back: its rows, and (passes only) the comparison with the floor.
+Section = tuple[list[Row], list[dict[str, object]]]
+
 
 def _bench(name: str):
     if str(HERE) not in sys.path:
@@ -85,18 +98,23 @@ def _us(value: float) -> str:
 
 # --- each benchmark's rows ------------------------------------------------------------------
 def _per_size_rows(area: str, label: str, by_size: dict[int, float], s: Settings,
-                   unit: str = "µs/node", note: str = "", aim: float | None = None) -> list[Row]:
+                   unit: str = "µs/node", note: str = "", aim: float | None = None,
+                   floor: dict[int, float | None] | None = None, what: str = "nodes") -> list[Row]:
     rows: list[Row] = []
+    per = what.rstrip("s")
     for size in (s.small, s.large):
         if size not in by_size:
             continue
         value = by_size[size]
         notes = [note]
+        base = (floor or {}).get(size)
+        if base:
+            notes.append(f"{value / base:.1f}x the floor")
         if aim is not None:
             notes.append(f"aim <= {aim:g}" + (" (over)" if value > aim else ""))
         if size == s.large and s.small in by_size and by_size[s.small]:
-            notes.append(f"{value / by_size[s.small]:.2f}x the time per node at {_n(s.small)}")
-        rows.append((area, f"{label}, {_n(size)} nodes", _us(value), unit,
+            notes.append(f"{value / by_size[s.small]:.2f}x the time per {per} at {_n(s.small)}")
+        rows.append((area, f"{label}, {_n(size)} {what}", _us(value), unit,
                      "; ".join(n for n in notes if n)))
     return rows
 
@@ -105,7 +123,7 @@ def _join(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def infer_type_rows(s: Settings) -> list[Row]:
+def infer_type_rows(s: Settings) -> Section:
     # The chain and the DAG are in passes_bench's figures; these are InferType's own programs.
     bench = _bench("infer_type")
     found = bench.collect([s.small, s.large], programs=["lets", "deferred"], repeat=s.repeat)
@@ -114,14 +132,36 @@ def infer_type_rows(s: Settings) -> list[Row]:
         mine = {r["size"]: r["us_per_node"] for r in found if r["program"] == program}
         rows += _per_size_rows("standard passes", f"InferType on {program}", mine, s,
                                note="operator calls", aim=bench.AIM_US)
-    return rows
+    for r in bench.memory([s.large]):
+        over = " (over)" if r["typed"] > bench.AIM_BYTES_TYPED else ""
+        rows.append(("memory", f"{r['program']}, {_n(r['size'])} nodes, as built",
+                     f"{r['built']:.0f}", "bytes/node", "operator calls; Python heap kept alive"))
+        rows.append(("memory", f"{r['program']}, {_n(r['size'])} nodes, typed by InferType",
+                     f"{r['typed']:.0f}", "bytes/node",
+                     f"the typed module alone; aim <= {bench.AIM_BYTES_TYPED}{over}"))
+    inc = bench.incremental(repeat=s.repeat)
+    over = " (over)" if inc["worst_ratio"] > bench.AIM_INCREMENTAL else ""
+    rows.append(("standard passes",
+                 f"InferType after a pass changed 1 of {inc['functions']} functions "
+                 f"({inc['calls_per_function']} calls each), worst of {len(inc['later'])} runs",
+                 f"{inc['worst_ratio']:.2f}", "x typing it alone",
+                 f"{max(inc['later']) * 1e3:.2f} ms against {max(inc['alone']) * 1e3:.2f} ms; "
+                 f"typing the whole module first: {inc['first'] * 1e3:.1f} ms; "
+                 f"aim <= {bench.AIM_INCREMENTAL:g}{over}"))
+    return rows, []
 
 
-def passes_rows(s: Settings) -> list[Row]:
+def passes_rows(s: Settings) -> Section:
     bench = _bench("passes")
-    found = bench.collect(chain=[s.small, s.large], dag=[s.small], resnet=True,
-                          rewrite=[s.small, s.large], repeat=s.repeat)
+    found = bench.collect(chain=[s.small, s.large], dag=[s.small, s.large], resnet=True,
+                          rewrite=[s.small, s.large], repeat=s.repeat,
+                          functions=[s.small, s.large])
+    floor = {(r["workload"], r["size"]): r["us_per_node"] for r in found if r["pass"] == "floor"}
     rows: list[Row] = []
+    for workload, what in (("chain", "chain"), ("dag", "random DAG")):
+        by_size = {size: v for (w, size), v in floor.items() if w == workload}
+        rows += _per_size_rows("standard passes", f"floor on {what} (a bare rebuild)", by_size,
+                               s, note="operator calls; one visit and one slotted object per node")
     for name, form, aim in bench.PASSES:
         mine = [r for r in found if r["pass"] == name]
         alone = "without the InferType it requires" if form == "typed" else ""
@@ -130,7 +170,12 @@ def passes_rows(s: Settings) -> list[Row]:
                                       ("rewrite", "chain with everything to rewrite", None)):
             by_size = {r["size"]: r["us_per_node"] for r in mine if r["workload"] == workload}
             rows += _per_size_rows("standard passes", f"{name} on {what} ({form} input)", by_size,
-                                   s, note=note, aim=aimed)
+                                   s, note=note, aim=aimed,
+                                   floor={n: floor.get((workload, n)) for n in by_size})
+        per_function = {r["size"]: r["us_per_node"] for r in mine if r["workload"] == "functions"}
+        rows += _per_size_rows("standard passes", f"{name} on a module of small functions",
+                               per_function, s, unit="µs/function",
+                               note="each calls the next", what="functions")
         for r in mine:
             if r["workload"] != "resnet50":
                 continue
@@ -142,19 +187,19 @@ def passes_rows(s: Settings) -> list[Row]:
                          f"{name} on ResNet-50 ({form} input, {r['nodes']} operator calls)",
                          f"{r['seconds'] * 1e3:.1f}", "ms",
                          _join(f"{_us(r['us_per_node'])} µs/node", alone, fused)))
-    return rows
+    return rows, bench.against_floor(found, s.small, s.large)
 
 
-def ir_rows(s: Settings) -> list[Row]:
+def ir_rows(s: Settings) -> Section:
     found = _bench("ir").collect([s.small, s.large], repeat=s.repeat)
     rows: list[Row] = []
     for op in found[s.small]:
         mine = {n: found[n][op] * 1e6 for n in found}
         rows += _per_size_rows("IR", f"{op} a chain", mine, s, note="operator calls")
-    return rows
+    return rows, []
 
 
-def pattern_rows(s: Settings) -> list[Row]:
+def pattern_rows(s: Settings) -> Section:
     found = _bench("pattern").collect([s.small, s.large], s.repeat, resnet=True)
     rows: list[Row] = []
     for figure in ("rewrite, 3 callbacks", "partition", "MergeComposite, 5 entries"):
@@ -167,10 +212,10 @@ def pattern_rows(s: Settings) -> list[Row]:
             if r[0] == figure and r[1] == "ResNet-50":
                 rows.append(("patterns", f"{figure} on ResNet-50 ({r[2]} operator calls)",
                              f"{r[4]:.1f}", "ms", f"{_us(r[3])} µs/node"))
-    return rows
+    return rows, []
 
 
-def tokenizer_rows(s: Settings) -> list[Row]:
+def tokenizer_rows(s: Settings) -> Section:
     found = _bench("tokenizer").collect(s.large, s.repeat)
     rows: list[Row] = []
     for r in found:
@@ -179,16 +224,17 @@ def tokenizer_rows(s: Settings) -> list[Row]:
             rows.append(("hostile text", f"{what} {r['input']}, {_n(s.large)} -> {_n(10 * s.large)} chars",
                          f"{ratio:.1f}", "x time", f"{r[f'{what}_10'] * 1e3:.1f} ms at the larger; "
                          "linear is 10, aim <= 12"))
-    return rows
+    return rows, []
 
 
-def interp_rows(s: Settings) -> list[Row]:
+def interp_rows(s: Settings) -> Section:
     found = _bench("interp").collect(s.large, s.repeat)
     return [("interpreter", f"{r['program']}, {_n(s.large)} elementwise calls",
-             _us(r["us_per_node"]), "µs/node", f"{r['seconds']:.3f} s in all") for r in found]
+             _us(r["us_per_node"]), "µs/node", f"{r['seconds']:.3f} s in all")
+            for r in found], []
 
 
-def pass_manager_rows(s: Settings) -> list[Row]:
+def pass_manager_rows(s: Settings) -> Section:
     f = _bench("pass_manager").collect(s.manager_passes, s.manager_repeat)
     seq = f"no-op module pass in a Sequential of {f['passes']:,}"
     fresh = f"fresh process, best of {f['repeat']}"
@@ -203,10 +249,10 @@ def pass_manager_rows(s: Settings) -> list[Row]:
          f"{fresh}; {f['listing_ms'] / f['numpy_ms']:.2f}x numpy's import (aim <= 1.5x)"),
         ("cold start", f"import relaypass to a resolved get_pass({f['get_pass_name']!r})",
          f"{f['get_pass_ms']:.1f}", "ms", "measured inside a fresh process"),
-    ]
+    ], []
 
 
-def model_rows(s: Settings) -> list[Row]:
+def model_rows(s: Settings) -> Section:
     bench = _bench("model")
     found = bench.collect(bench.MODELS, repeat=s.model_repeat,
                           progress=lambda name: _say(f"  {name} done"))
@@ -217,10 +263,10 @@ def model_rows(s: Settings) -> list[Row]:
                      f"{r['import_ms']:.1f}", "ms", ""))
         rows.append(("light models", f"{r['model']}: O3 pipeline", f"{r['total_ms']:.1f}", "ms",
                      f"{r['us_per_node']:.1f} µs/node; ms per pass: {passes}"))
-    return rows
+    return rows, []
 
 
-SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
+SECTIONS: dict[str, Callable[[Settings], Section]] = {
     "passes": passes_rows, "infer_type": infer_type_rows,
     "pass_manager": pass_manager_rows, "model": model_rows, "ir": ir_rows, "tokenizer": tokenizer_rows, "pattern": pattern_rows,
     "interp": interp_rows,
@@ -228,7 +274,7 @@ SECTIONS: dict[str, Callable[[Settings], list[Row]]] = {
 
 
 # --- the report -----------------------------------------------------------------------------
-def _in_fresh_process(name: str, settings: Settings) -> list[Row]:
+def _in_fresh_process(name: str, settings: Settings) -> Section:
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         return pool.apply(SECTIONS[name], (settings,))
 
@@ -279,7 +325,42 @@ def _missing_passes(rows: list[Row]) -> list[str]:
             if s.distribution == "relaypass" and f"{s.name} on " not in measured]
 
 
-def render(rows: list[Row], s: Settings, names: list[str], only: bool, seconds: float) -> str:
+def _cell(value: object, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def floor_table(bar: list[dict[str, object]], s: Settings) -> list[str]:
+    """Markdown: every standard pass against the floor, on the chain and the DAG."""
+    if not bar:
+        return []
+    small, large = _n(s.small), _n(s.large)
+    lines = [
+        "## Standard passes against the floor",
+        "",
+        f"Microseconds per node at {small} and {large} nodes, the multiple of the floor (a bare "
+        "Python rebuild of the same program, measured in the same run) at "
+        f"{large}, and the growth per node from {small} to {large}. The bar (issue 18): at most "
+        "10x the floor and at most 1.3x growth, on the chain and on the DAG (and, for "
+        "DeadCodeElimination, at most 1.3x growth per function on a module of many functions).",
+        "",
+        f"| pass | chain {small} | chain {large} | x floor | growth | DAG {small} | DAG {large} "
+        "| x floor | growth | bar |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for e in bar:
+        cells = [str(e["pass"])]
+        for workload in ("chain", "dag"):
+            cells += [_cell(e.get(f"{workload}_{s.small}")), _cell(e.get(f"{workload}_{s.large}")),
+                      _cell(e.get(f"{workload}_{s.large}_floor"), 1),
+                      _cell(e.get(f"{workload}_growth"))]
+        ok = e.get("ok")
+        cells.append("-" if ok is None else ("met" if ok else "**missed**"))
+        lines.append(f"| {' | '.join(cells)} |")
+    return lines + [""]
+
+
+def render(rows: list[Row], s: Settings, names: list[str], only: bool, seconds: float,
+           bar: list[dict[str, object]] | None = None) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     quick = " --quick" if s is QUICK else ""
     only_text = "".join(f" --only {n}" for n in names) if only else ""
@@ -295,6 +376,9 @@ def render(rows: list[Row], s: Settings, names: list[str], only: bool, seconds: 
         "the best wall time. A node is an operator call, except for the light models (an imported "
         "IR node). "
         "Each benchmark script in benchmarks/ prints its own figures in more detail.",
+        "",
+        *floor_table(bar or [], s),
+        "## Every figure",
         "",
         "| area | figure | value | unit | notes |",
         "|---|---|---:|---|---|",
@@ -317,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="also write the table here (default: benchmarks/RESULTS.md for a "
                              "full run, nowhere with --quick or --only)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the figures as JSON (rows, and every standard pass against "
+                             "the floor) instead of markdown")
     args = parser.parse_args(argv)
     names = []
     for name in args.only or BENCHMARKS:
@@ -328,18 +415,26 @@ def main(argv: list[str] | None = None) -> int:
     order = [n for n in SECTIONS if n in names]  # the requested figures first, as the table lists them
 
     rows: list[Row] = []
+    bar: list[dict[str, object]] = []
     start = time.perf_counter()
     for name in order:
         _say(f"run_all: {name}_bench ...")
         t = time.perf_counter()
         try:
-            rows += _in_fresh_process(name, settings)
+            found, compared = _in_fresh_process(name, settings)
         except ImportError as exc:  # model_bench without the onnx extra
             _say(f"run_all: {name}_bench skipped: {exc}")
             continue
+        rows += found
+        bar += compared
         _say(f"run_all: {name}_bench done in {time.perf_counter() - t:.1f} s")
-    text = render(rows, settings, order, bool(args.only), time.perf_counter() - start)
-    sys.stdout.write(text)
+    text = render(rows, settings, order, bool(args.only), time.perf_counter() - start, bar)
+    if args.json:
+        keys = ("area", "figure", "value", "unit", "notes")
+        sys.stdout.write(json.dumps({"rows": [dict(zip(keys, r)) for r in rows],
+                                     "against_floor": bar}, indent=1) + "\n")
+    else:
+        sys.stdout.write(text)
     output = args.output or (None if args.quick or args.only else str(RESULTS))
     if output:
         Path(output).write_text(text, encoding="utf-8")

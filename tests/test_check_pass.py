@@ -464,7 +464,14 @@ def test_the_standard_set_is_all_there():
 
 
 def _required_options(name: str) -> dict | None:
-    """Values for the options a standard pass declares without a default (None: it has none)."""
+    """Values for the options a standard pass declares without a default, or whose defaults
+    Relay rejects (None: it has none)."""
+    if name == "EtaExpand":  # Relay's defaults expand nothing, which it refuses
+        return {"expand_global_var": True, "expand_constructor": True}
+    if name == "ToMixedPrecision":  # float16 changes values and types by design; float32 keeps
+        return {"mixed_precision_type": "float32"}  # both, and still runs all the machinery
+    if name == "ConvertLayout":
+        return {"desired_layouts": {"nn.conv2d": ["NHWC", "default"], "nn.max_pool2d": ["NHWC"]}}
     if name == "MergeComposite":
         add_relu = is_op("nn.relu")(is_op("add")(wildcard(), wildcard()))
         return {"pattern_table": [("add_relu", add_relu),
@@ -472,11 +479,17 @@ def _required_options(name: str) -> dict | None:
     return None
 
 
+#: Passes that add global functions: called on a bare function (Relay's old-style
+#: invocation) they would hand back only main, so they are checked on modules only.
+_MODULE_ONLY = {"LambdaLift"}
+
+
 @pytest.mark.parametrize("name", _standard_passes())
 def test_standard_pass_keeps_every_property(name):
     options = _required_options(name)
     check_pass(name, examples=25, pass_options=options)
-    check_pass(name, examples=15, input_kind="function", seed=1, pass_options=options)
+    if name not in _MODULE_ONLY:
+        check_pass(name, examples=15, input_kind="function", seed=1, pass_options=options)
     check_pass(name, examples=15, features={"let", "if", "tuple", "fn", "ref", "global"}, seed=2,
                pass_options=options)
 

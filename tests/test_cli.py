@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import on_a_terminal, one_error_line
 
 from relaypass import load, parse
 from relaypass.tools.schedule import resolve_schedule, runnable
@@ -62,14 +63,6 @@ def run_all(calls: dict[str, tuple]) -> dict[str, subprocess.CompletedProcess]:
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {k: pool.submit(relaypass, *args, env=env) for k, (args, env) in calls.items()}
         return {k: f.result() for k, f in futures.items()}
-
-
-def one_error_line(result: subprocess.CompletedProcess) -> str:
-    lines = result.stderr.splitlines()
-    assert result.returncode == 2, result.stderr
-    assert len(lines) == 1 and lines[0].startswith("relaypass: error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 # --- fixtures: plugins and files ----------------------------------------------------------------
@@ -202,7 +195,7 @@ def test_passes_and_instruments_tables_and_json():
     instruments = {line.split()[0] for line in results["instruments"].stdout.splitlines()[1:]}
     assert {"PassTimingInstrument", "PrintAfter", "PrintChanged", "DumpIR"} <= instruments
     idata = {i["name"]: i for i in json.loads(results["instruments_json"].stdout)}
-    assert [o["name"] for o in idata["DumpIR"]["options"]] == ["dir", "passes", "clean"]
+    assert [o["name"] for o in idata["DumpIR"]["options"]] == ["dir", "passes", "clean", "show_meta"]
 
 
 def test_listing_reads_manifests_only():
@@ -239,24 +232,26 @@ def test_explain_marks_added_and_skipped_passes():
         "o1": (("explain", PIPELINES / "O3.toml", "-O", "1", "--disable", "DeadCodeElimination"), None),
     })
     o3 = results["o3"].stdout.splitlines()
-    assert o3[0].startswith("pipeline O3 (") and o3[0].endswith("opt_level 3: 10 passes run")
+    assert o3[0].startswith("pipeline O3 (") and o3[0].endswith("opt_level 3: 11 passes run")
     assert o3[1].split() == ["#", "pass", "action", "why"]
     assert [line.split()[:3] for line in o3[2:]] == [
         ["1", "InferType", "run"],
         ["InferType", "skipped", "required"],
         ["2", "SimplifyInference", "run"], ["3", "InferType", "added"],
         ["4", "EliminateCommonSubexpr", "run"], ["5", "FoldConstant", "run"],
-        ["6", "InferType", "added"], ["7", "DeadCodeElimination", "run"],
-        ["8", "InferType", "added"], ["9", "FuseOps", "run"], ["10", "ToANormalForm", "run"],
+        ["6", "FoldScaleAxis", "run"],
+        ["7", "InferType", "added"], ["8", "DeadCodeElimination", "run"],
+        ["9", "InferType", "added"], ["10", "FuseOps", "run"], ["11", "ToANormalForm", "run"],
     ]
     assert o3[3].endswith("required by SimplifyInference; its effect still holds")
-    assert o3[8].endswith("required by DeadCodeElimination")
-    assert o3[10].endswith("required by FuseOps")
+    assert o3[5].endswith("required by EliminateCommonSubexpr")
+    assert o3[9].endswith("required by DeadCodeElimination")
+    assert o3[11].endswith("required by FuseOps")
     o1 = results["o1"].stdout
     assert re.search(r"^ +EliminateCommonSubexpr +skipped +opt_level 3 > 1$", o1, re.M), o1
     assert re.search(r"^ +FoldConstant +skipped +opt_level 2 > 1$", o1, re.M), o1
     assert re.search(r"^ +DeadCodeElimination +skipped +disabled$", o1, re.M), o1
-    assert re.search(r"^4 +FuseOps +run +opt_level 0 <= 1$", o1, re.M), o1
+    assert re.search(r"^5 +FuseOps +run +opt_level 0 <= 1$", o1, re.M), o1
 
 
 def test_check_counts_passes_and_instruments(files):
@@ -264,7 +259,7 @@ def test_check_counts_passes_and_instruments(files):
         "o3": (("check", PIPELINES / "O3.toml"), None),
         "instr": (("check", files["with_instruments"]), None),
     })
-    assert results["o3"].stdout == "ok: 7 passes, 0 instruments\n"
+    assert results["o3"].stdout == "ok: 8 passes, 0 instruments\n"
     assert results["instr"].stdout == "ok: 2 passes, 1 instrument\n"
 
 
@@ -273,7 +268,7 @@ def test_bundled_pipelines_follow_relays_build_levels():
         "O0": ["InferType", "SimplifyInference", "FuseOps"],
         "O2": ["InferType", "SimplifyInference", "FoldConstant", "FuseOps"],
         "O3": ["InferType", "SimplifyInference", "EliminateCommonSubexpr", "FoldConstant",
-               "DeadCodeElimination", "FuseOps", "ToANormalForm"],
+               "FoldScaleAxis", "DeadCodeElimination", "FuseOps", "ToANormalForm"],
     }
     for name, passes in expected.items():
         steps = runnable(resolve_schedule(read_pipeline(PIPELINES / f"{name}.toml")))
@@ -376,33 +371,12 @@ def test_check_failure_exits_1_with_the_largest_difference(files):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_progress_line_only_on_a_terminal():
-    import pty
-
-    master, slave = pty.openpty()
-    try:
-        proc = subprocess.run([sys.executable, "-m", "relaypass.tools.cli", "run", PIPELINES / "O3.toml",
-                               MLP], stdout=subprocess.PIPE, stderr=slave, text=True)
-        os.close(slave)
-        slave = -1
-        chunks = []
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        if slave >= 0:
-            os.close(slave)
-        os.close(master)
-    tty = b"".join(chunks).decode()
-    assert proc.returncode == 0
-    assert "\r\x1b[K" in tty and "[9/10] O3 > FuseOps" in tty
+    code, tty, stdout = on_a_terminal(["run", PIPELINES / "O3.toml", MLP])
+    assert code == 0
+    assert "\r\x1b[K" in tty and re.search(r"\[\d+/\d+\] O3 > FuseOps", tty)
     assert tty.endswith("\r\x1b[K")  # erased at the end
     piped = relaypass("run", PIPELINES / "O3.toml", MLP)
-    assert piped.stderr == "" and piped.stdout == proc.stdout
+    assert piped.stderr == "" and piped.stdout == stdout
 
 
 # --- errors ----------------------------------------------------------------------------------------
@@ -471,7 +445,9 @@ def test_a_crashing_pass_is_a_bug_report_with_exit_3(files, tmp_path):
     })
     error = ("relaypass: internal error: RuntimeError: the Crash pass always crashes [raised in "
              "pass 'Crash' (from cli-test-plugin 1.2)]")
-    bug = "; this is a bug (the traceback above shows where), please report it"
+    bug = ("; this is a bug in pass 'Crash' of cli-test-plugin 1.2, not in relaypass (the "
+           "traceback above shows where): please report it to the maintainers of cli-test-plugin "
+           "(the metadata of cli-test-plugin names no bug tracker)")
     for r in results.values():
         assert r.returncode == 3
         assert "Traceback (most recent call last)" in r.stderr
@@ -483,7 +459,8 @@ def test_a_crashing_pass_is_a_bug_report_with_exit_3(files, tmp_path):
 
 # --- print -------------------------------------------------------------------------------------------
 def test_print_round_trips_the_bundled_models():
-    results = run_all({"mlp": (("print", MLP), None), "convnet": (("print", CONVNET), None)})
+    results = run_all({"mlp": (("print", MLP, "--show-meta"), None),
+                       "convnet": (("print", CONVNET, "--show-meta"), None)})
     for key, path in (("mlp", MLP), ("convnet", CONVNET)):
         r = results[key]
         assert r.returncode == 0 and r.stdout == path.read_text()

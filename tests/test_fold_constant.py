@@ -237,11 +237,25 @@ def test_tuple_result_becomes_a_tuple_of_constants():
     np.testing.assert_array_equal(out.fields[1].data, [3, 4, 5])
 
 
-def test_call_without_arguments_is_left_alone():
+def test_call_without_arguments_is_left_alone_with_relays_option():
     zeros = relay.zeros((4, 5), "float32")
-    assert fold_constant(zeros) is zeros
+    assert fold_constant(zeros, fold_nullary=False) is zeros
     f = relay.Function([], relay.add(zeros, relay.const(1.0)))
-    assert fold_constant(f) is f
+    assert fold_constant(f, fold_nullary=False) is f
+    mod = IRModule.from_expr(f)
+    assert_structural_equal(FoldConstant(fold_nullary=False)(mod)["main"], infer_type()(mod)["main"])
+
+
+def test_call_without_arguments_is_folded_by_default():
+    ones = relay.ones((2, 3), "int32")
+    f = relay.Function([], relay.add(relay.zeros((2, 3), "int32"), ones))
+    out = run_opt_pass(f, FoldConstant())
+    assert isinstance(out.body, relay.Constant)
+    np.testing.assert_array_equal(out.body.data, np.ones((2, 3), "int32"))
+    # also where it is the argument of a call that does not fold
+    x = relay.var("x", shape=(2, 3), dtype="int32")
+    g = relay.Function([x], relay.add(x, ones))
+    assert isinstance(run_opt_pass(g, FoldConstant()).body.args[1], relay.Constant)
 
 
 def test_call_of_a_function_is_not_evaluated():

@@ -40,6 +40,7 @@ from relaypass.ir import (
     Tuple,
     TupleGetItem,
     TupleType,
+    TypeCall,
     TypeVar,
     Var,
     structural_equal,
@@ -62,7 +63,7 @@ from relaypass.ir.structural import assert_structural_equal
 from relaypass.ir.traversal import post_order
 from relaypass.ir.variables import bound_vars, free_vars
 
-ABSTRACT = {"Node", "Expr", "BaseFunc", "Type"}
+ABSTRACT = {"Node", "Expr", "BaseFunc", "Type", "Pattern"}
 """Kinds no node is an instance of: they declare no fields."""
 
 NOT_DECLARED = {"Attrs"}
@@ -96,8 +97,35 @@ def _samples() -> list[Node]:
         Let(v, call, Tuple([v, v])), If(cond, x, y), ref, RefRead(ref), RefWrite(ref, y), add,
         TensorType((1, Any()), "int8"), TupleType([TensorType(()), t]), t, GlobalTypeVar("G"),
         IncompleteType(), FuncType([t, TensorType(())], t, [t]), RefType(t), Any(),
-        Span("s.rly", 1, 2, 3, 4),
+        Span("s.rly", 1, 2, 3, 4), *_adt_samples(),
     ]
+
+
+def _adt_samples() -> list[Node]:
+    """The nodes of algebraic data types: a list type, its constructors, a match over it."""
+    box = GlobalTypeVar("Box")
+    a = TypeVar("A")
+    put = relay.Constructor("Put", [a, TypeCall(box, [a])], box, Span("s.rly", 2, 2))
+    empty = relay.Constructor("Empty", [], box)
+    data = relay.TypeData(box, [a], [put, empty], Span("s.rly", 1, 1))
+    h, v = Var("h"), Var("v")
+    deep = relay.PatternConstructor(put, [relay.PatternVar(h), relay.PatternWildcard()])
+    clauses = [
+        relay.Clause(relay.PatternTuple([deep, relay.PatternVar(v)]), Tuple([h, v])),
+        relay.Clause(relay.PatternWildcard(Span("s.rly", 3, 3)), Tuple([])),
+    ]
+    match = relay.Match(Tuple([Var("p"), Var("q")]), clauses, False, Span("s.rly", 4, 4))
+    return [TypeCall(box, [a]), data, put, match, *clauses, deep, relay.PatternVar(h), deep.patterns[1],
+            clauses[0].lhs]
+
+
+def _fresh_child(node: Node, i: int) -> Node:
+    """A new node of the language of ``node``'s children."""
+    if isinstance(node, Expr):
+        return Var(f"fresh{i}")
+    if isinstance(node, relay.Pattern):
+        return relay.PatternWildcard()
+    return TypeVar(f"F{i}")
 
 
 def test_every_node_kind_declares_its_constructor_fields():
@@ -109,7 +137,8 @@ def test_every_node_kind_declares_its_constructor_fields():
             continue
         seen.add(name)
         layout = layout_of(cls)
-        params = list(inspect.signature(cls).parameters)
+        # What rebuilds call: the class, or its _from_fields_ when its constructor differs.
+        params = list(inspect.signature(layout.build).parameters)
         assert list(layout.names) == params, f"{name}: fields {layout.names} vs constructor {params}"
         assert "_checked_type" not in layout.names and "checked_type" not in layout.names
         assert layout.cls is cls  # a subclass rebuilds as itself, not as its parent
@@ -150,7 +179,7 @@ def test_replacing_one_child_replaces_exactly_it(node):
     layout = layout_of(node)
     others = [f.name for f in layout.fields if f not in layout.child_fields]
     for i in range(len(kids)):
-        fresh = Var(f"fresh{i}") if isinstance(node, Expr) else TypeVar(f"F{i}")
+        fresh = _fresh_child(node, i)
         new = with_children(node, [fresh if j == i else k for j, k in enumerate(kids)])
         assert new is not node and type(new) is type(node)
         new_kids = children(new)
@@ -197,7 +226,7 @@ def test_remap_replaces_each_child_it_maps_to_another(node):
     kids = children(node)
     layout = layout_of(node)
     for i in range(len(kids)):
-        fresh = Var(f"fresh{i}") if isinstance(node, Expr) else TypeVar(f"F{i}")
+        fresh = _fresh_child(node, i)
         memo = {kids[i]: fresh}
         new = layout.remap(node, lambda k: k, memo)
         assert new is not node and type(new) is type(node)

@@ -172,10 +172,17 @@ def test_conv2d_errors_name_the_operator(kwargs, dshape, wshape, message):
         relation(relay.nn.conv2d(X, W, **kwargs), T(dshape), T(wshape))
 
 
-def test_conv2d_dtype_mismatch():
-    with pytest.raises(TypeRelationError, match="data has dtype float32 but weight has dtype "
-                                                "float16"):
-        relation(relay.nn.conv2d(X, W), T((1, 2, 4, 4)), T((2, 2, 1, 1), "float16"))
+def test_conv2d_data_and_weight_dtypes_may_differ_as_in_relay():
+    # Relay's relation takes the result dtype from out_dtype, else the data's (uint8 data with
+    # int8 weights is its quantized case).
+    assert relation(relay.nn.conv2d(X, W), T((1, 2, 4, 4)), T((2, 2, 1, 1), "float16")) == \
+        T((1, 2, 4, 4))
+    mixed = relay.nn.conv2d(X, W, out_dtype="int32")
+    x = rng.integers(0, 255, (1, 2, 4, 4)).astype("uint8")
+    w = rng.integers(-100, 100, (3, 2, 3, 3)).astype("int8")
+    np.testing.assert_array_equal(
+        evaluate(mixed, x, w),
+        conv2d_reference(x.astype("int64"), w.astype("int64"), (1, 1), (0,) * 4, (1, 1), 1))
 
 
 # --- conv2d_transpose -----------------------------------------------------------------------

@@ -95,7 +95,8 @@ def test_attribute_schemas_use_relays_names_and_defaults():
     conv = Op.get("nn.conv2d").attrs_schema
     assert conv.type_key == "relay.attrs.Conv2DAttrs"
     assert {k: f.default for k, f in conv.fields.items()} == {
-        "strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
+        # Relay's Conv2DAttrs default padding has two values (the constructor gives four).
+        "strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 1,
         "channels": None, "kernel_size": None, "data_layout": "NCHW", "kernel_layout": "OIHW",
         "out_layout": "", "out_dtype": "",
     }

@@ -44,7 +44,8 @@ CASES = [
     ("unterminated comment", HEAD + "  /* add(%x, %x)\n  %x\n}\n",
      2, 3, "unterminated comment: '/*' without '*/'"),
     ("unknown operator", HEAD + "  nn.conv2x(%x, %w)\n}\n",
-     2, 3, "operator 'nn.conv2x' is not registered; did you mean 'nn.conv2d'?"),
+     2, 3, "operator 'nn.conv2x' is not registered; did you mean 'nn.conv2d', 'nn.conv3d', "
+     "'nn.conv1d'?"),
     ("unknown attribute", HEAD + "  nn.conv2d(%x, %w, stride=[2, 2])\n}\n",
      2, 21, "operator 'nn.conv2d' has no attribute 'stride'; valid attributes: strides, "),
     ("duplicate attribute", HEAD + "  nn.conv2d(%x, %w, groups=1, groups=2)\n}\n",

@@ -425,7 +425,7 @@ def test_a_function_that_only_raises_is_listed_out_of_scope():
         "f.py:4: tvm.relay.quantize.realize is out of scope for relaypass",
     ]
     assert all(line.count("out of scope for relaypass") == 1 for line in lines)
-    assert all(line.endswith("(see docs/coming-from-relay.md#out-of-scope)") for line in lines)
+    assert all(line.endswith("(see relaypass help coming-from-relay#out-of-scope)") for line in lines)
 
 
 def test_the_names_a_pass_imports_from_relay_modules_are_provided():

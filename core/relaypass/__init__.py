@@ -30,6 +30,13 @@ _install_out_of_scope()
 _IR_ALIASES = {"transform": _transform, "instrument": _transform.instrument}
 
 
+def _import_from_std(mod: Any, name: str) -> None:
+    """``IRModule.import_from_std``: the standard files are parsed and typed above the IR."""
+    from .frontend.prelude import import_from_std
+
+    import_from_std(mod, name)
+
+
 class _Package(types.ModuleType):
     """Wires ``relaypass.ir.transform`` and ``relaypass.ir.instrument`` when the IR is imported.
 
@@ -37,7 +44,9 @@ class _Package(types.ModuleType):
     loaded, however it was imported; that is when the aliases become its
     attributes and import targets (``from relaypass.ir.transform import
     module_pass`` imports the IR first, then finds them).  ``import relaypass``
-    stays free of the IR and numpy.  When ``relaypass.dataflow_pattern`` is bound, it
+    stays free of the IR and numpy.  The IR's ``import_from_std`` slot (Relay's standard
+    files, parsed and typed by the front end that ships them) is filled at the same time.
+    When ``relaypass.dataflow_pattern`` is bound, it
     gets type inference (``InferTypeLocal`` and the pass of role "type-inference"),
     which its type patterns and ``require_type`` callbacks need and which sits above it.
     """
@@ -48,6 +57,7 @@ class _Package(types.ModuleType):
             for alias, module in _IR_ALIASES.items():
                 setattr(value, alias, module)
                 sys.modules.setdefault(f"relaypass.ir.{alias}", module)
+            value.hooks.import_from_std = _import_from_std
         elif name == "dataflow_pattern":
             # Type patterns and require_type callbacks type through the pass registry,
             # which sits above the pattern room (relaypass.dataflow_pattern.type_inference).

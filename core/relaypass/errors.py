@@ -88,11 +88,12 @@ class RelayCompatError(RelayPassError, NotImplementedError):
 
     Raised where such a construct is used (``create_executor(kind="aot")``, a
     ``"cuda"`` target, an array on a GPU device...); the message names the
-    construct and points to the "Out of scope" section of
-    docs/coming-from-relay.md.  Nothing out of scope ever runs silently.
+    construct and points to the "Out of scope" section of the guide, through
+    ``relaypass help`` (a checkout's docs/ path would mean nothing to an
+    installed user).  Nothing out of scope ever runs silently.
     """
 
-    DOC = "docs/coming-from-relay.md#out-of-scope"
+    DOC = "relaypass help coming-from-relay#out-of-scope"
 
     def __init__(self, construct: str, why: str = "relaypass generates no code") -> None:
         self.construct = construct

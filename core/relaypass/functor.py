@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .deep_recursion import run_deep, state
+from .ir.adt import Constructor, Match
 from .ir.expr import (
     Call,
     Constant,
@@ -81,6 +82,8 @@ _METHOD_NAMES: dict[type, str] = {
     RefCreate: "visit_ref_create",
     RefRead: "visit_ref_read",
     RefWrite: "visit_ref_write",
+    Constructor: "visit_constructor",
+    Match: "visit_match",
 }
 
 
@@ -182,6 +185,7 @@ class ExprFunctor:
     visit_var = visit_global_var = visit_constant = visit_tuple = _not_implemented
     visit_tuple_getitem = visit_call = visit_op = visit_function = _not_implemented
     visit_let = visit_if = visit_ref_create = visit_ref_read = visit_ref_write = _not_implemented
+    visit_constructor = visit_match = _not_implemented
 
 
 def _looks_deep(expr: Expr) -> bool:
@@ -268,6 +272,9 @@ class ExprVisitor(ExprFunctor):
     def visit_op(self, op: Op) -> None:
         pass
 
+    def visit_constructor(self, con: Constructor) -> None:
+        pass
+
     def visit_children(self, node: Expr) -> None:
         """Visit each child of ``node`` in field order (a call's callee, then its arguments)."""
         # ``walk`` skips the children in the memo table when ``visit`` would
@@ -277,6 +284,8 @@ class ExprVisitor(ExprFunctor):
 
     visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_let = visit_children
     visit_if = visit_ref_create = visit_ref_read = visit_ref_write = visit_children
+    # A match's children are its value, then each clause's body: TVM's order.
+    visit_match = visit_children
 
 
 class ExprMutator(ExprFunctor):
@@ -299,6 +308,9 @@ class ExprMutator(ExprFunctor):
     def visit_op(self, op: Op) -> Expr:
         return op
 
+    def visit_constructor(self, con: Constructor) -> Expr:
+        return con
+
     def mutate_children(self, node: Expr) -> Expr:
         """``node`` over its visited children (in field order); ``node`` itself if none changed."""
         # ``remap`` reads a child's result from the memo table when ``visit``
@@ -308,6 +320,8 @@ class ExprMutator(ExprFunctor):
 
     visit_tuple = visit_tuple_getitem = visit_call = visit_function = visit_let = mutate_children
     visit_if = visit_ref_create = visit_ref_read = visit_ref_write = mutate_children
+    # The clauses keep their patterns, over their visited bodies (TVM's visit_match).
+    visit_match = mutate_children
 
 
 class MixedModeVisitor(_DataflowExpansion, ExprVisitor):

@@ -12,7 +12,9 @@ construct and why, never an ``ImportError`` for the whole file or an
 So each module below (and any submodule of it, ``relaypass.script.tir``) is
 served by a finder the package root installs: a module whose every attribute
 raises :class:`OutOfScopeError` (also an ``AttributeError``, so ``hasattr``
-says False).
+says False).  A module that has some real contents (``relay.backend``, whose
+``interpreter`` submodule holds the interpreter's values) is a real package
+whose other names and submodules are placeholders (:func:`placeholder_attribute`).
 """
 
 from __future__ import annotations
@@ -21,16 +23,15 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 from .errors import RelayCompatError
 
 __all__ = [
     "MODULES", "OutOfScopeError", "OutOfScopeFinder", "OutOfScopeModule", "RELAY_NAMES", "install",
-    "relay_name",
+    "placeholder_attribute", "relay_name",
 ]
-
-_ADT = "algebraic data types (TypeData, Match, the prelude) are not provided yet"
 
 #: relaypass's name of each placeholder module (``tvm.X`` is ``relaypass.X``) and why it is
 #: out of scope.
@@ -48,17 +49,12 @@ MODULES: dict[str, str] = {
     "relaypass.relay.vm": "Relay's virtual machine runs compiled code (the interpreter serves "
     "create_executor('vm'))",
     "relaypass.relay.qnn": "quantized operators (QNN) are not provided",
-    "relaypass.relay.prelude": _ADT,
 }
 
 #: Names of ``relay`` itself that are out of scope, and why.
 RELAY_NAMES: dict[str, str] = {
     "build": "relay.build generates code",
     "optimize": "relay.optimize prepares a module for a code generator",
-    **{name: _ADT for name in (
-        "TypeData", "Constructor", "Match", "Clause", "PatternConstructor", "PatternVar",
-        "PatternWildcard", "PatternTuple", "Prelude",
-    )},
 }
 
 
@@ -69,6 +65,23 @@ def relay_name(name: str) -> Any:
 
 class OutOfScopeError(RelayCompatError, AttributeError):
     """A name of a TVM compilation module relaypass does not provide."""
+
+
+def placeholder_attribute(module: str) -> Callable[[str], Any]:
+    """The module-level ``__getattr__`` of a real package standing for the placeholder ``module``.
+
+    Every name the package does not define raises :class:`OutOfScopeError`,
+    as the placeholder would; its submodules without a file are placeholders.
+    """
+    why = MODULES[module]
+    tvm_name = "tvm" + module.removeprefix("relaypass")
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise OutOfScopeError(f"{tvm_name}.{name}", why)
+
+    return __getattr__
 
 
 class OutOfScopeModule(types.ModuleType):

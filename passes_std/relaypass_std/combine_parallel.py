@@ -413,7 +413,7 @@ def _min_branches(value: Any, pass_name: str) -> int:
     return value
 
 
-def _function_pass(make: Callable[[], _Combiner]) -> Callable[[Function, IRModule, object], Function]:
+def _transformation_of(make: Callable[[], _Combiner]) -> Callable[[Function, IRModule, object], Function]:
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
         return make().combine(func)
 
@@ -423,7 +423,7 @@ def _function_pass(make: Callable[[], _Combiner]) -> Callable[[Function, IRModul
 def _conv2d_factory(*, min_num_branches: int) -> Callable[[Function, IRModule, object], Function]:
     """CombineParallelConv2D's transformation: the manifest's factory."""
     n = _min_branches(min_num_branches, "CombineParallelConv2D")
-    return _function_pass(lambda: _Conv2DCombiner(n))
+    return _transformation_of(lambda: _Conv2DCombiner(n))
 
 
 def _dense_factory(*, min_num_branches: int, to_batch: bool
@@ -433,14 +433,14 @@ def _dense_factory(*, min_num_branches: int, to_batch: bool
     if not isinstance(to_batch, bool):
         raise OptionError(f"CombineParallelDense: to_batch must be a bool, got "
                           f"{type(to_batch).__name__} {to_batch!r}")
-    return _function_pass(lambda: _DenseToBatchCombiner(n) if to_batch else _DenseCombiner(n))
+    return _transformation_of(lambda: _DenseToBatchCombiner(n) if to_batch else _DenseCombiner(n))
 
 
 def _batch_matmul_factory(*, min_num_branches: int
                           ) -> Callable[[Function, IRModule, object], Function]:
     """CombineParallelBatchMatmul's transformation: the manifest's factory."""
     n = _min_branches(min_num_branches, "CombineParallelBatchMatmul")
-    return _function_pass(lambda: _BatchMatmulCombiner(n))
+    return _transformation_of(lambda: _BatchMatmulCombiner(n))
 
 
 #: The passes ``relay.transform.CombineParallelConv2D(min_num_branches=3)``,

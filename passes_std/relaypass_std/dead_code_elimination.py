@@ -54,37 +54,55 @@ def _is_primitive(func: Function) -> bool:
 
 
 class _Usage:
-    """Use counts of let-bound variables, with pure bound values visited only when used."""
+    """Use counts of let-bound variables, with pure bound values visited only when used.
+
+    ``slot`` numbers the let-bound variables in the order their bindings are
+    found; the facts about each are in lists at that number (its value, its
+    use count, the function nesting level of its let, how many times it was
+    reached): one table lookup per use, and lists filled in order rather than
+    tables growing at random.  (Every use of a variable is reached after its
+    binding is numbered: a chain's bindings are all numbered before any value
+    or body of it is visited.)
+    """
 
     def __init__(self, is_pure) -> None:
         self.is_pure = is_pure
-        self.values: dict[Var, Expr] = {}
-        self.uses: dict[Var, int] = {}
+        self.slot: dict[Var, int] = {}
+        self.variables: list[Var] = []
+        self.values: list[Expr] = []
+        self.uses: list[int] = []
+        self.bind_level: list[int] = []
+        self.reached: list[int] = []
 
     def count(self, root: Expr) -> None:
-        values = self.values
-        uses = self.uses
+        slot = self.slot
+        get_slot = slot.get
+        variables, values, uses = self.variables, self.values, self.uses
+        bind_level, reached = self.bind_level, self.reached
         is_pure = self.is_pure
-        bind_level: dict[Var, int] = {}
         seen: dict[Expr, int] = {}
+        get_seen = seen.get
         # The explicit stack, as two parallel lists: nodes and their function nesting level.
         nodes: list[Expr] = [root]
         levels: list[int] = [0]
 
         def use(var: Var, level: int) -> None:
-            k = seen.get(var, 0) + 1
-            seen[var] = k
-            if k > 2 or var not in values:
+            k = get_slot(var)
+            if k is None:
                 return
-            n = uses[var] + 1
+            times = reached[k] + 1
+            reached[k] = times
+            if times > 2:
+                return
+            n = uses[k] + 1
             if n == 1 and is_pure(var):
                 # The first use makes the bound value live: count the uses inside it.
-                nodes.append(values[var])
+                nodes.append(values[k])
                 levels.append(level)
-            if bind_level[var] < level:
+            if bind_level[k] < level:
                 # Used inside a function that may run many times.
                 n += 1
-            uses[var] = n
+            uses[k] = n
 
         while nodes:
             node = nodes.pop()
@@ -93,7 +111,7 @@ class _Usage:
             if t is Var:
                 use(node, level)
                 continue
-            k = seen.get(node, 0) + 1
+            k = get_seen(node, 0) + 1
             seen[node] = k
             if k > 2:
                 continue
@@ -101,14 +119,17 @@ class _Usage:
                 body: Expr = node
                 while type(body) is Let:
                     if body is not node:
-                        seen[body] = seen.get(body, 0) + 1
+                        seen[body] = get_seen(body, 0) + 1
                     var = body.var
-                    if var not in values:
+                    if var not in slot:
                         # (A let reached again, through a shared node, keeps its counts:
                         # Relay resets them, and can then drop a binding still in use.)
-                        values[var] = body.value
-                        uses[var] = 0
-                        bind_level[var] = level
+                        slot[var] = len(variables)
+                        variables.append(var)
+                        values.append(body.value)
+                        uses.append(0)
+                        bind_level.append(level)
+                        reached.append(0)
                     if not is_pure(var):
                         nodes.append(body.value)
                         levels.append(level)
@@ -178,7 +199,7 @@ def dead_code_elimination(
     usage = _Usage(is_pure)
     usage.count(expr)
     actions: dict[Var, int] = {}
-    for var, n in usage.uses.items():
+    for var, n in zip(usage.variables, usage.uses):
         if not is_pure(var):
             continue
         if n == 0:

@@ -11,9 +11,14 @@ never recurses along dataflow or let chains:
 * a call of an operator with at least one argument, not stateful
   (``TOpIsStateful``), not ``TNonComputational``, all of whose arguments are
   constants, is evaluated by the operator's numpy kernel and replaced by its
-  value (a Tuple of Constants for a tuple result).  Calls without arguments
-  (``zeros(shape=...)``) are left alone, since folding them only makes the
-  program bigger;
+  value (a Tuple of Constants for a tuple result);
+* a call without arguments (``zeros(shape=...)``, ``ones``) is evaluated
+  too, unless the option ``fold_nullary`` is false.  Relay leaves them alone
+  (a constant is bigger than the call that makes it), but a model whose
+  weights are made by such calls (an ONNX ``ConstantOfShape`` that
+  SimplifyExpr turned into ``zeros``) is only constant once they are folded,
+  and exporting it, or anything reading the weights, needs them folded;
+  ``FoldConstant(fold_nullary=False)`` keeps Relay's choice;
 * ``shape_of(e)`` and ``ndarray_size(e)`` fold when the type of ``e`` has a
   static shape, whatever ``e`` is;
 * an If whose condition folds to a constant becomes the branch it selects;
@@ -145,10 +150,11 @@ def _static_shape(expr: Expr) -> tuple[int, ...] | None:
 
 
 class _Folder(MixedModeMutator):
-    def __init__(self) -> None:
+    def __init__(self, fold_nullary: bool = True) -> None:
         super().__init__()
         self.checker = ConstantChecker()
         self.needs_types = False
+        self.fold_nullary = fold_nullary
 
     # --- dataflow -------------------------------------------------------------------------
     def visit_call(self, call: Call) -> Expr:
@@ -158,7 +164,7 @@ class _Folder(MixedModeMutator):
         op = visit(call.op)
         args = [visit(a) for a in call.args]
         unchanged = op is call.op and all(a is b for a, b in zip(args, call.args))
-        if not args:
+        if not args and not self.fold_nullary:
             return call
         if type(op) is Op:
             attrs = op._attrs
@@ -262,21 +268,22 @@ def _infer_type_pass():
         return InferType()
 
 
-def fold_constant(expr: Expr, mod: IRModule | None = None) -> Expr:
+def fold_constant(expr: Expr, mod: IRModule | None = None, fold_nullary: bool = True) -> Expr:
     """``expr`` with every constant subexpression evaluated.
 
     ``mod`` is the module ``expr`` lives in; it is only read, to type ``expr``
     when a ``shape_of``/``ndarray_size`` call needs types it does not have.
+    With ``fold_nullary=False`` calls without arguments stay, as in Relay.
     """
     # Evaluation follows the interpreter: no floating-point warnings.
     with np.errstate(all="ignore"):
-        folder = _Folder()
+        folder = _Folder(fold_nullary)
         out = folder.visit(expr)
         if folder.needs_types:
             func = expr if isinstance(expr, Function) else Function(_free_vars(expr), expr)
             typed = _infer_types(func, mod)
             if typed is not None:
-                folded = _Folder().visit(typed)
+                folded = _Folder(fold_nullary).visit(typed)
                 out = folded if isinstance(expr, Function) else folded.body
     return out
 
@@ -287,11 +294,12 @@ def _free_vars(expr: Expr) -> list[Var]:
     return free_vars(expr)
 
 
-def _fold_constant_factory() -> Callable[[Function, IRModule, object], Function]:
-    """FoldConstant's transformation: the manifest's factory (the pass is :data:`FoldConstant`)."""
+def _fold_constant_factory(*, fold_nullary: bool) -> Callable[[Function, IRModule, object], Function]:
+    """FoldConstant's transformation: the manifest's factory (the pass is :data:`FoldConstant`;
+    the option's default is the manifest's)."""
 
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
-        return fold_constant(func, mod)
+        return fold_constant(func, mod, fold_nullary=fold_nullary)
 
     return transform
 

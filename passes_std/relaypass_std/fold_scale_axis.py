@@ -36,6 +36,10 @@ Where Relay would abort on an inconsistent request (an axis set that became
 empty, a scaled value no consumer absorbs), the pass keeps the program as
 it was at that point instead: it multiplies the scale back.
 
+Dense layers take the scale on their data's last axis (forward) or their
+output's last axis (backward); Relay says axis 1, which is the same for 2-D
+data and wrong for the 3-D inputs transformers give dense.
+
 Layouts: simple ones (``NCHW``/``OIHW`` and their permutations) and Relay's
 blocked ones (``NCHW4c`` with ``OIHW2i4o``) are handled as in Relay, for full
 and depthwise convolutions; other grouped convolutions are left alone.
@@ -55,7 +59,7 @@ from relaypass.ir.op import Op
 from relaypass.ir.traversal import post_order
 from relaypass.op import divide, expand_dims, multiply, repeat, reshape, squeeze
 from relaypass.op.layout import Layout
-from relaypass.transform import Sequential, get_pass, pass_constructor
+from relaypass.transform import Pass, get_pass, pass_constructor
 
 __all__ = ["BackwardFoldScaleAxis", "FoldScaleAxis", "ForwardFoldScaleAxis",
            "backward_fold_scale_axis", "forward_fold_scale_axis"]
@@ -243,7 +247,9 @@ def _forward_request(call: Call, out: _Message | None) -> list[_Message | None]:
         axes = _conv_axes(call, call.attrs.data_layout)
         return [_channel_message(axes), None] if axes.foldable else none
     if name == "nn.dense":
-        return [_Message((1,), False), None]
+        # The reduced axis: the last (Relay says axis 1, the same for 2-D data; a 3-D input's
+        # axis 1 would not be the one the weight multiplies).
+        return [_Message((len(_shape(call.args[0])) - 1,), False), None]
     return none
 
 
@@ -412,7 +418,7 @@ def _backward_message(call: Call, inputs: list[_Message | None]) -> _Message | N
             return message
         return None
     if name == "nn.dense":
-        return _Message((1,), False)
+        return _Message((len(_shape(call)) - 1,), False)  # the units axis: last (Relay: 1)
     return None
 
 
@@ -563,10 +569,10 @@ def _backward_factory() -> Callable[[Function, IRModule, object], Function]:
     return transform
 
 
-def _fold_scale_axis_factory() -> Sequential:
-    """FoldScaleAxis: backward, then forward, then FoldConstant, as Relay composes it."""
-    return Sequential([get_pass("BackwardFoldScaleAxis"), get_pass("ForwardFoldScaleAxis"),
-                       get_pass("FoldConstant")], opt_level=0, name="FoldScaleAxis")
+def _fold_scale_axis_factory() -> list[Pass]:
+    """FoldScaleAxis's members: backward, then forward, then FoldConstant, as Relay composes it."""
+    return [get_pass("BackwardFoldScaleAxis"), get_pass("ForwardFoldScaleAxis"),
+            get_pass("FoldConstant")]
 
 
 #: The passes ``relay.transform.ForwardFoldScaleAxis()``, ``BackwardFoldScaleAxis()`` and

@@ -12,9 +12,13 @@ As Relay's ``merge_composite.cc``: the table is a list of ``(name, pattern)``
 or ``(name, pattern, check)``; the patterns are applied one after the other,
 in table order, so an earlier entry has priority over a later one that would
 match an overlapping group; a match is kept only when ``check(root)`` is
-true; and between two patterns the function is typed again, so that a later
-check can read the ``checked_type`` of what an earlier pattern rewrote.  The
-matching and the rewriting are :func:`relaypass.dataflow_pattern.partition`
+true; and between two patterns the function is typed, so that a later check
+can read the ``checked_type`` of what an earlier pattern rewrote.  Relay types
+the whole function again for that; here each new composite function and its
+call are typed from the types of the match they replace (``partition``'s
+``keep_types``), and the whole function is typed again only when that cannot
+be done (an untyped input, say).  The matching
+and the rewriting are :func:`relaypass.dataflow_pattern.partition`
 (non-recursive, so a 100,000-deep chain is fine).
 
 The option ``pattern_table`` is the table itself (Python, as TVM) or the name
@@ -29,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from relaypass.dataflow_pattern import partition
+from relaypass.dataflow_pattern.graph import IndexedGraph
 from relaypass.dataflow_pattern.type_inference import infer_type_with_module
 from relaypass.ir.expr import Function
 from relaypass.ir.module import IRModule
@@ -45,12 +50,18 @@ def merge_composite(func: Function, entries: list[Entry], mod: IRModule) -> Func
     not changed.
     """
     last = len(entries) - 1
+    graph = None  # of ``func``, shared by the patterns that leave it as it is
     for i, (name, pattern, check) in enumerate(entries):
-        merged = partition(pattern, func, {"Composite": name}, check)
-        if merged is not func and i < last:
-            # A later check may read types of the calls this pattern just built (Relay
-            # types after every pattern; after the last, the pass manager does it).
-            merged = infer_type_with_module(merged, mod)
+        if graph is None:
+            graph = IndexedGraph(func)
+        merged = partition(pattern, func, {"Composite": name}, check, keep_types=True,
+                           graph=graph)
+        if merged is not func:
+            graph = None
+            if i < last and merged._checked_type is None:
+                # A later check may read types of the calls this pattern just built (Relay
+                # types after every pattern; after the last, the pass manager does it).
+                merged = infer_type_with_module(merged, mod)
         func = merged
     return func
 

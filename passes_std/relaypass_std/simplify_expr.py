@@ -2,8 +2,11 @@
 
 The rewrites of Relay's ``simplify_expr.cc`` that apply to the standard
 operators, in Relay's order, through the same pattern machinery
-(:mod:`.dataflow_pattern`: matching, grouping, fixed-point rounds, InferType
-between rewrites), so that the results match Relay's:
+(:mod:`.dataflow_pattern`: matching, grouping, fixed-point rounds, types kept
+up to date between rewrites), so that the results match Relay's.  Relay types
+the whole function again after every rewrite; here the new nodes of each
+replacement are typed on their own (a replacement has the type of what it
+replaces), which gives the same types for the cost of the new nodes:
 
 ``ConcretizeZerosLike`` / ``ConcretizeOnesLike`` / ``ConcretizeFullLike``
     ``zeros_like(x)`` -> ``zeros(shape, dtype)`` (and ``ones``, ``full``) when
@@ -91,7 +94,7 @@ from relaypass.op.layout import Layout
 from relaypass.transform import pass_constructor
 
 from .fold_constant import fold_constant
-from .infer_type import infer_type_expr
+from .infer_type import infer_type_expr, type_new_nodes
 
 __all__ = ["SimplifyExpr", "simplify_expr", "simplify_expr_rewrites"]
 
@@ -208,15 +211,15 @@ def _concretize_cast_like() -> Rewrite:
 
 
 def _simplify_add() -> Rewrite:
-    x, y = Wildcard(), Wildcard()
+    # Relay matches every ``x + y`` and compares the two in the callback; one wildcard
+    # twice asks the matcher for the same node at once, which finds exactly those
+    # (each match is the addition alone, so no other match is affected).
+    x = Wildcard()
 
     def callback(pre: Call, post: Expr, m: Match) -> Expr:
-        lhs = m.post(x)
-        if lhs is m.post(y):
-            return make_call("multiply", [lhs, _scalar(pre.checked_type.dtype, 2)])
-        return post
+        return make_call("multiply", [m.post(x), _scalar(pre.checked_type.dtype, 2)])
 
-    return Rewrite("SimplifyAdd", _is_op("add")(x, y), callback)
+    return Rewrite("SimplifyAdd", _is_op("add")(x, x), callback)
 
 
 def _simplify_rsqrt() -> Rewrite:
@@ -608,7 +611,7 @@ def simplify_expr(func: Function, mod: IRModule | None = None) -> Function:
     def infer(f: Function) -> Function:
         return infer_type_expr(f, mod)
 
-    return rewrite_patterns(simplify_expr_rewrites(), func, infer)
+    return rewrite_patterns(simplify_expr_rewrites(), func, infer, type_new_nodes)
 
 
 def _simplify_expr_factory() -> Callable[[Function, IRModule, object], Function]:

@@ -23,7 +23,10 @@ cast back to its original dtype.  ``missing_op_mode``: 0, an operator
 without a category is an error naming them all; 1, a warning; 2, silence
 (such operators FOLLOW).
 
-This is Relay's to_mixed_precision.cc; where Relay changes variables and
+The pass requires InferType (Relay declares nothing but reads every
+type, inferring missing ones expression by expression, which cannot see the
+module's other functions).  This is Relay's to_mixed_precision.cc; where
+Relay changes variables and
 functions in place, this pass builds new ones, so its input is unchanged.
 Types of new nodes are computed locally from their operands' types.
 """
@@ -188,7 +191,13 @@ class _MixedPrecision(MixedModeMutator):
     def rewrite_call(self, pre: Call, post: Expr) -> Expr:
         op = post.op
         if not isinstance(op, (Op, Function)):
-            return post  # calls of global or local variables, constructors: left alone
+            # Calls of global or local functions and constructors are left alone (Relay's
+            # rule); their result type is the one they had.
+            if all(a is b for a, b in zip(post.args, pre.args)) and post.op is pre.op:
+                return pre
+            if pre.has_checked_type and not post.has_checked_type:
+                set_checked_type(post, pre.checked_type)
+            return post
         category, accumulation, output = self._category(pre)
         arg_types = [_local_type(a) for a in post.args]
         if category == MIXED_PRECISION_FOLLOW:
@@ -200,7 +209,12 @@ class _MixedPrecision(MixedModeMutator):
         args = [self._cast_arg(a, t, wanted) for a, t in zip(post.args, arg_types)]
         type_args = pre.type_args if type(op) is Function else [_local_type(a) for a in args]
         if not low:
-            return Call(op, args, pre.attrs, type_args, pre.span)
+            if op is pre.op and all(a is b for a, b in zip(args, pre.args)):
+                return pre  # nothing changed: keep the typed original
+            out_call = Call(op, args, pre.attrs, type_args, pre.span)
+            if isinstance(op, Op):
+                _local_type(out_call)  # typed now, so what reads it needs no inference
+            return out_call
         out: Expr = Call(op, args, self._new_attrs(pre, accumulation), type_args, pre.span)
         if accumulation != output:
             out = self._cast_arg(out, _local_type(out), output)
@@ -222,6 +236,8 @@ class _MixedPrecision(MixedModeMutator):
         return attrs
 
     def rewrite_tuple(self, pre: Tuple, post: Expr) -> Expr:
+        if post is not pre and all(f.has_checked_type for f in post.fields):
+            _local_type(post)
         if pre is self.root and self.keep:
             fields = [self._cast_arg(f, _local_type(f), dtype)
                       for f, dtype in zip(post.fields, self.original)]

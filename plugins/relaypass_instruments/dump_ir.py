@@ -2,7 +2,8 @@
 
 The files are meant to be read in order (``ls``), diffed pairwise, or parsed
 back with ``relaypass.parse`` to replay a pipeline from any point, so each
-holds nothing but the module text:
+holds nothing but the module text (with its metadata section unless
+``show_meta=False``, which ``relaypass run --dump-dir`` gives by default):
 
 - ``000_input.relay``: the module as the first pass of a PassContext got it;
 - ``001_InferType.relay``, ``002_FoldConstant.relay``, ...: the module after
@@ -28,6 +29,7 @@ import re
 from relaypass.transform.instrument import PassInstrument
 
 from .options import InstrumentOptionError, flag, pass_names
+from .text import module_text, show_meta_flag
 
 _DUMP_FILE = re.compile(r"^\d{3,}_.*\.relay$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -45,11 +47,14 @@ class DumpIR(PassInstrument):
 
     ``passes``: only after these passes (None or empty: every pass, see the
     module documentation for Sequentials).  ``clean``: remove dumps of an earlier run
-    first.  The folder is created when the first file is written.  The options'
+    first.  ``show_meta`` (the manifest's default: true): write the metadata
+    section, so each file parses back; without it the files are the readable
+    text of :mod:`.text`, a fraction of the size for a model with weights.  The folder is created when the first file is written.  The options'
     defaults are the manifest's (the registry gives every declared option).
     """
 
-    def __init__(self, *, dir: object, passes: object, clean: bool) -> None:
+    def __init__(self, *, dir: object, passes: object, clean: bool,
+                 show_meta: object) -> None:
         if isinstance(dir, os.PathLike):
             dir = os.fspath(dir)
         if not isinstance(dir, str) or not dir:
@@ -61,6 +66,7 @@ class DumpIR(PassInstrument):
         names = frozenset() if passes is None else pass_names("DumpIR", "passes", passes)
         self._only = names or None
         self._clean = flag("DumpIR", "clean", clean)
+        self._show_meta = show_meta_flag("DumpIR", show_meta)
         self._next = 0
         self._started = False
         # One entry per running pass: whether another pass ran inside it.
@@ -110,7 +116,7 @@ class DumpIR(PassInstrument):
             self._started = True
         path = os.path.join(self._dir, dump_file_name(self._next, name))
         self._next += 1
-        text = mod.astext()  # type: ignore[attr-defined]
+        text = module_text(mod, self._show_meta)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text if text.endswith("\n") else text + "\n")
 

@@ -16,7 +16,11 @@ next event:
   runs from "before OUTER" to "before INNER"), and the rest after it ends.
 
 Changes made between two top-level pass runs (by the caller, not by a pass)
-are not reported.  Comparison is cheap for passes that change nothing: the
+are not reported.  The text compared is :mod:`.text`'s: by default without
+the metadata section (a constant shows as ``meta[relay.Constant][i]``) and
+without ``/* ty=... */`` comments, so that a diff holds the lines a pass
+changed rather than every type annotation below them; ``types`` and
+``show_meta`` put them back.  Comparison is cheap for passes that change nothing: the
 functions are compared by identity first and the text is only rendered when
 some function object differs; a pass that rebuilt identical functions prints
 nothing either.
@@ -28,21 +32,24 @@ import difflib
 
 from relaypass.transform.instrument import PassInstrument
 
-from .options import Output, count
+from .options import Output, count, flag
+from .text import module_text, show_meta_flag
 
 
 class _Snapshot:
     """A module as it was at one moment (``label``), with its text rendered on demand."""
 
-    __slots__ = ("module", "functions", "attrs", "label", "_text")
+    __slots__ = ("module", "functions", "attrs", "label", "_text", "_show_meta", "_types")
 
-    def __init__(self, mod: object, label: str) -> None:
+    def __init__(self, mod: object, label: str, show_meta: bool, types: bool) -> None:
         # The copy shares the (immutable) functions; it guards against the
         # owner of ``mod`` editing it later, which would change the baseline.
         self.module = mod.copy()  # type: ignore[attr-defined]
         self.functions = self.module.functions
         self.attrs = self.module.attrs
         self.label = label
+        self._show_meta = show_meta
+        self._types = types
         self._text: str | None = None
 
     def same_objects(self, mod: object) -> bool:
@@ -54,7 +61,7 @@ class _Snapshot:
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = self.module.astext()
+            self._text = module_text(self.module, self._show_meta, self._types)
         return self._text
 
 
@@ -62,14 +69,18 @@ class PrintChanged(PassInstrument):
     """Print a unified diff of the module text for every pass that changed it.
 
     ``file``: "stdout", "stderr", a path (appended to) or a text stream.
-    ``context``: lines of unchanged text around each change.  Each diff is
-    preceded by a line ``// NAME changed the module``.  The options' defaults
-    are the manifest's (the registry gives every declared option).
+    ``context``: lines of unchanged text around each change.  ``types``: keep
+    the type comments; ``show_meta``: include the metadata section.  Each diff
+    is preceded by a line ``// NAME changed the module``.  The options'
+    defaults are the manifest's (the registry gives every declared option).
     """
 
-    def __init__(self, *, file: object, context: int) -> None:
+    def __init__(self, *, file: object, context: int, types: object,
+                 show_meta: object) -> None:
         self._output = Output("PrintChanged", file)
         self._context = count("PrintChanged", "context", context)
+        self._types = flag("PrintChanged", "types", types)
+        self._show_meta = show_meta_flag("PrintChanged", show_meta)
         self._running: list[str] = []
         self._baseline: _Snapshot | None = None
         self._contexts = 0
@@ -97,7 +108,7 @@ class PrintChanged(PassInstrument):
         else:
             # Between top-level runs the caller may have edited the module:
             # that is nobody's change to report, only a new baseline.
-            self._baseline = _Snapshot(mod, label)
+            self._baseline = self._snapshot(mod, label)
         running.append(name)
 
     def run_after_pass(self, mod: object, info: object) -> None:
@@ -109,12 +120,15 @@ class PrintChanged(PassInstrument):
     def _compare(self, mod: object, changed_by: str, label: str) -> None:
         old = self._baseline
         if old is None or not old.same_objects(mod):
-            new = _Snapshot(mod, label)
+            new = self._snapshot(mod, label)
             self._baseline = new
             if old is not None and old.text != new.text:
                 self._print_diff(changed_by, old, new)
         else:
             old.label = label
+
+    def _snapshot(self, mod: object, label: str) -> _Snapshot:
+        return _Snapshot(mod, label, self._show_meta, self._types)
 
     def _print_diff(self, changed_by: str, old: _Snapshot, new: _Snapshot) -> None:
         diff = difflib.unified_diff(

@@ -7,7 +7,8 @@ Sequentials included (a Sequential is printed before its first member and
 after its last), exactly as TVM's PrintBeforeAll / PrintAfterAll do.
 
 Each printout starts with a header line ``// IR before pass NAME`` (a Relay
-text comment), so a printout can be pasted back into the parser.
+text comment).  The module is printed as :mod:`.text` says: without its
+metadata section unless ``show_meta`` (then a printout parses back).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from relaypass.transform.instrument import PassInstrument
 
 from .options import Output, pass_names
+from .text import module_text, show_meta_flag
 
 
 class _IRPrinter(PassInstrument):
@@ -31,7 +33,9 @@ class _IRPrinter(PassInstrument):
         print_before: bool,
         print_after: bool,
         file: object,
+        show_meta: object,
     ) -> None:
+        self._show_meta = show_meta_flag(instrument, show_meta)
         self._before = before
         self._after = after
         self._print_before = print_before
@@ -47,38 +51,38 @@ class _IRPrinter(PassInstrument):
             self._print("after", mod, info)
 
     def _print(self, when: str, mod: object, info: object) -> None:
-        text = mod.astext()  # type: ignore[attr-defined]
+        text = module_text(mod, self._show_meta)
         self._output.write(f"// IR {when} pass {info.name}\n{text.rstrip()}\n\n")  # type: ignore[attr-defined]
 
 
 class PrintBefore(_IRPrinter):
     """Print the module before each run of the passes named in ``passes``."""
 
-    def __init__(self, *, passes: object, file: object) -> None:
+    def __init__(self, *, passes: object, file: object, show_meta: object) -> None:
         names = pass_names("PrintBefore", "passes", passes)
-        super().__init__("PrintBefore", names, None, True, False, file)
+        super().__init__("PrintBefore", names, None, True, False, file, show_meta)
 
 
 class PrintAfter(_IRPrinter):
     """Print the module after each run of the passes named in ``passes``."""
 
-    def __init__(self, *, passes: object, file: object) -> None:
+    def __init__(self, *, passes: object, file: object, show_meta: object) -> None:
         names = pass_names("PrintAfter", "passes", passes)
-        super().__init__("PrintAfter", None, names, False, True, file)
+        super().__init__("PrintAfter", None, names, False, True, file, show_meta)
 
 
 class PrintBeforeAll(_IRPrinter):
     """Print the module before every pass."""
 
-    def __init__(self, *, file: object) -> None:
-        super().__init__("PrintBeforeAll", None, None, True, False, file)
+    def __init__(self, *, file: object, show_meta: object) -> None:
+        super().__init__("PrintBeforeAll", None, None, True, False, file, show_meta)
 
 
 class PrintAfterAll(_IRPrinter):
     """Print the module after every pass."""
 
-    def __init__(self, *, file: object) -> None:
-        super().__init__("PrintAfterAll", None, None, False, True, file)
+    def __init__(self, *, file: object, show_meta: object) -> None:
+        super().__init__("PrintAfterAll", None, None, False, True, file, show_meta)
 
 
 class PassPrintingInstrument(_IRPrinter):
@@ -101,7 +105,7 @@ class PassPrintingInstrument(_IRPrinter):
         name = "PassPrintingInstrument"
         before = pass_names(name, "print_before_pass_names", print_before_pass_names)
         after = pass_names(name, "print_after_pass_names", print_after_pass_names)
-        super().__init__(name, before, after, bool(before), bool(after), file)
+        super().__init__(name, before, after, bool(before), bool(after), file, False)
 
     def _print(self, when: str, mod: object, info: object) -> None:
         self._output.write(f"Print IR {when}: {info.name}\n{mod}\n\n\n")  # type: ignore[attr-defined]

@@ -222,7 +222,7 @@ def test_other_targets_are_out_of_scope(target):
     with pytest.raises(RelayCompatError, match="is out of scope for relaypass") as info:
         relay.create_executor("graph", mod=_add_mod(), target=target)
     message = str(info.value)
-    assert "create_executor(target=" in message and "docs/coming-from-relay.md#out-of-scope" in message
+    assert "create_executor(target=" in message and "relaypass help coming-from-relay#out-of-scope" in message
 
 
 def test_the_aot_executor_is_out_of_scope():

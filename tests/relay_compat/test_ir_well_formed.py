@@ -1,8 +1,6 @@
 """``relay.analysis.well_formed`` as TVM's (TVM's test_ir_well_formed.py).
 
-A program is well formed when no variable is bound twice.  TVM's case on
-algebraic data types (``Match`` with a ``PatternVar`` bound twice) is not
-here: relaypass has no ADTs.
+A program is well formed when no variable is bound twice.
 """
 
 from __future__ import annotations
@@ -47,3 +45,15 @@ def test_100k_chain_is_well_formed_and_a_rebinding_at_its_end_is_found():
         body = relay.Let(relay.Var(f"v{i}"), relay.const(1.0), body)
     assert well_formed(relay.Function([x], body))
     assert not well_formed(relay.Function([x], relay.Let(x, relay.const(1.0), body)))
+
+
+def test_adt():
+    p = relay.prelude.Prelude(tvm.IRModule())
+    _, none, some = p.mod.get_type("Option")  # (TVM's case names them the other way round)
+    x = relay.Var("x")
+    some_case = relay.Clause(relay.PatternConstructor(some, [relay.PatternVar(x)]), x)
+    default_case = relay.Clause(relay.PatternVar(x), x)
+    assert well_formed(relay.Match(none(), [default_case]))
+    # The same variable bound by two patterns.
+    assert not well_formed(relay.Match(none(), [some_case, default_case]))
+

@@ -81,7 +81,7 @@ def test_make_node_builds_a_qconfig():
 def test_the_quantizer_is_out_of_scope():
     x = relay.var("x", shape=(2,))
     mod = tvm.IRModule.from_expr(relay.Function([x], x))
-    with pytest.raises(RelayCompatError, match="coming-from-relay.md#out-of-scope"):
+    with pytest.raises(RelayCompatError, match="coming-from-relay#out-of-scope"):
         relay.quantize.quantize(mod, params={})
     with pytest.raises(RelayCompatError, match=r"relay\.quantize\.realize is out of scope"):
         relay.quantize.realize()

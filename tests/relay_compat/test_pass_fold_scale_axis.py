@@ -348,3 +348,22 @@ def test_the_passes_pass_the_pass_author_test_kit(name):
     check_pass(name, examples=30, seed=11, opt_level=3,
                ops=["nn.conv2d", "nn.dense", "multiply", "add", "subtract", "nn.relu",
                     "nn.bias_add"])
+
+
+def test_dense_on_3d_data_takes_the_scale_on_the_last_axis():
+    # Transformers feed dense 3-D data; the reduced axis is the last one, not axis 1.
+    x = relay.var("x", shape=(2, 8, 64))
+    w = relay.var("w", shape=(16, 64))
+    scaled = relay.multiply(relay.multiply(x, x), relay.const(0.5))
+    original = typed(relay.Function([x, w], relay.nn.dense(scaled, w)))
+    folded = typed(run(original, transform.ForwardFoldScaleAxis()))
+    data, weight = folded.body.args
+    assert data.op.name == "multiply" and data.args[0] is data.args[1]  # x * x, unscaled
+    assert weight.op.name == "multiply"  # the weight took the 0.5
+    same_values(original, folded)
+    out = relay.nn.dense(relay.var("y", shape=(2, 8, 16)), relay.var("v", shape=(4, 16)))
+    original = typed(relay.Function(relay.analysis.free_vars(out),
+                                    relay.multiply(out, relay.const(positive(4)))))
+    folded = typed(run(original, transform.BackwardFoldScaleAxis()))
+    assert folded.body.op.name == "nn.dense"
+    same_values(original, folded)

@@ -36,7 +36,7 @@ from relaypass.relay.testing import (
     vgg,
 )
 from relaypass.relay.testing.init import Constant, Initializer, Xavier, create_workload
-from relaypass.testing.workloads.common import MissingOperatorError, NotProvidedError
+from relaypass.testing.workloads.common import MissingOperatorError
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -466,8 +466,20 @@ def test_run_infer_type_and_run_opt_pass():
 
     with pytest.raises(TypeError):
         testing.run_opt_pass(body, "FoldConstant")
-    with pytest.raises(NotProvidedError):
-        testing.run_opt_pass(body, relay.transform.FoldConstant(), import_prelude=True)
+    # With the prelude in the module, a program may use its lists.
+    consed = testing.run_opt_pass(
+        relay.Function([], relay.Call(_prelude_cons(), [relay.const(1.0), _prelude_nil()])),
+        relay.transform.FoldConstant(), import_prelude=True,
+    )
+    assert consed.body.op.name_hint == "Cons"
+
+
+def _prelude_cons():
+    return relay.prelude.Prelude().mod.get_constructor("List", "Cons")
+
+
+def _prelude_nil():
+    return relay.Call(relay.prelude.Prelude().mod.get_constructor("List", "Nil"), [])
 
 
 def test_count_ops_and_rand():

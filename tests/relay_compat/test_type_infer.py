@@ -3,8 +3,7 @@
 Only the import lines differ from such a user's TVM code.  TVM's
 ``T.int32(1)``/``T.int64(1)`` (``tvm.script.tir``) are written
 ``tvm.tir.IntImm(dtype, 1)``, and a variable's ``vid`` (not provided) is
-checked through the variable itself.  The cases on algebraic data types are
-listed in docs/coming-from-relay.md ("test_type_infer.py").  Operators made
+checked through the variable itself.  Operators made
 here get names of their own (``custom_log_typed``...): the registry is global
 to the test process.
 """
@@ -372,3 +371,69 @@ def test_an_unknown_relation_name_is_an_error_naming_it():
     custom = describe_unary("custom_unknown_rel_typed")
     with pytest.raises(tvm.error.TVMError, match="NoSuchRelation"):
         custom.add_type_rel("NoSuchRelation")
+
+
+def initialize_box_adt(mod):
+    # A box holding one value of any type.
+    box = relay.GlobalTypeVar("box")
+    tv = relay.TypeVar("tv")
+    constructor = relay.Constructor("constructor", [tv], box)
+    mod[box] = relay.TypeData(box, [tv], [constructor])
+    return box, constructor
+
+
+def test_constructor_type():
+    mod = tvm.IRModule()
+    box, constructor = initialize_box_adt(mod)
+    a = relay.TypeVar("a")
+    x = relay.Var("x", a)
+    mod["main"] = relay.Function([x], constructor(x), box(a), [a])
+    mod = infer_mod(mod)
+    box = mod.get_global_type_var("box")
+    assert mod["main"].checked_type == relay.FuncType([a], box(a), [a])
+
+
+def test_constructor_call():
+    mod = tvm.IRModule()
+    box, constructor = initialize_box_adt(mod)
+    box_unit = constructor(relay.Tuple([]))
+    box_constant = constructor(relay.const(0, "float32"))
+    mod["main"] = relay.Function([], relay.Tuple([box_unit, box_constant]))
+    mod = infer_mod(mod)
+    fields = mod["main"].checked_type.ret_type.fields
+    box = mod.get_global_type_var("box")
+    assert fields[0] == box(relay.TupleType([]))
+    assert fields[1] == box(relay.TensorType((), "float32"))
+
+
+def test_adt_match():
+    mod = tvm.IRModule()
+    box, constructor = initialize_box_adt(mod)
+    v = relay.Var("v", relay.TensorType((), "float32"))
+    match = relay.Match(
+        constructor(relay.const(0, "float32")),
+        [
+            relay.Clause(relay.PatternConstructor(constructor, [relay.PatternVar(v)]), relay.Tuple([])),
+            # never reached, and no obstacle to typing
+            relay.Clause(relay.PatternWildcard(), relay.Tuple([])),
+        ],
+    )
+    mod["main"] = relay.Function([], match)
+    mod = infer_mod(mod)
+    assert mod["main"].checked_type.ret_type == relay.TupleType([])
+
+
+def test_adt_match_type_annotations():
+    mod = tvm.IRModule()
+    box, constructor = initialize_box_adt(mod)
+    # Only the pattern variable is annotated, which types the parameter too.
+    tt = relay.TensorType((2, 2), "float32")
+    x = relay.Var("x")
+    mv = relay.Var("mv", tt)
+    match = relay.Match(
+        constructor(x),
+        [relay.Clause(relay.PatternConstructor(constructor, [relay.PatternVar(mv)]), relay.Tuple([]))],
+    )
+    mod["main"] = relay.Function([x], match)
+    mod = infer_mod(mod)
+    assert mod["main"].checked_type == relay.FuncType([tt], relay.TupleType([]))

@@ -8,7 +8,11 @@
 * :mod:`~relaypass.analysis.graph_partition`: grouping operators by fusion pattern;
 * :mod:`~relaypass.analysis.binding_scopes`: the scope each subexpression must be bound in;
 * :mod:`~relaypass.analysis.purity`: which expressions and let bindings are free of effects;
-* :mod:`~relaypass.analysis.feature`: which language features a program uses.
+* :mod:`~relaypass.analysis.feature`: which language features a program uses;
+* :mod:`~relaypass.analysis.unmatched_cases`: the values a match leaves unhandled;
+* :mod:`~relaypass.analysis.basic_block_normal_form`: values shared between blocks, and the check;
+* :mod:`~relaypass.analysis.layout_rewrite`: moving operators to other layouts (ConvertLayout's and
+  AlterOpLayout's machinery).
 """
 
 from ..ir.traversal import post_order_visit
@@ -20,11 +24,13 @@ from ..ir.variables import (
     free_type_vars,
     free_vars,
 )
+from .basic_block_normal_form import check_basic_block_normal_form
 from .feature import Feature, detect_feature
+from .unmatched_cases import unmatched_cases
 from .well_formed import ill_formed_reason, well_formed
 
 __all__ = [
-    "Feature", "detect_feature",
+    "Feature", "check_basic_block_normal_form", "detect_feature",
     "all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "free_type_vars", "free_vars",
-    "ill_formed_reason", "post_order_visit", "well_formed",
+    "ill_formed_reason", "post_order_visit", "unmatched_cases", "well_formed",
 ]

@@ -169,7 +169,7 @@ def _post_order(root: Expr) -> tuple[list[Expr], bool]:
         if t is Function and _is_primitive(node):
             continue
         layout = t._layout_
-        if layout.scopes and not (t is Function and node is root):
+        if layout.opens_scopes and not (t is Function and node is root):
             nested = True
         for kid in layout.children(node):
             if kid not in visited:
@@ -232,9 +232,10 @@ def binding_scopes(root: Expr) -> BindingScopes:
         layout = t._layout_
         for kid in layout.outer(node):
             use(kid, s)
-        if layout.scopes:
-            inner = children[node] = tuple(Scope(s) for _ in layout.scopes)
-            for scope, kids_of in zip(inner, layout.scopes):
-                for kid in kids_of(node):
+        if layout.opens_scopes:
+            groups = layout.scopes_of(node)
+            inner = children[node] = tuple(Scope(s) for _ in groups)
+            for scope, kids in zip(inner, groups):
+                for kid in kids:
                     use(kid, scope)
     return result

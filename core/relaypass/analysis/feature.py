@@ -26,6 +26,7 @@ from enum import IntEnum
 from typing import Any
 
 from ..errors import RelayPassError
+from ..ir.adt import Constructor, Match
 from ..ir.expr import (
     Call,
     Constant,
@@ -69,7 +70,6 @@ class Feature(IntEnum):
     fRefCreate = 10
     fRefRead = 11
     fRefWrite = 12
-    # Algebraic data types: relaypass has none, so these are never detected.
     fConstructor = 13
     fMatch = 14
     fGraph = 15
@@ -92,10 +92,12 @@ _KIND_FEATURE: dict[type, Feature] = {
     RefCreate: Feature.fRefCreate,
     RefRead: Feature.fRefRead,
     RefWrite: Feature.fRefWrite,
+    Constructor: Feature.fConstructor,
+    Match: Feature.fMatch,
 }
 
 # Reaching one of these twice does not make a graph: they are names or values, not computations.
-_ATOMIC = (Var, GlobalVar, Constant, Op)
+_ATOMIC = (Var, GlobalVar, Constant, Op, Constructor)
 
 
 def _feature_of(node: Expr) -> Feature:

@@ -64,6 +64,7 @@ _DATA = 4  # it is a tensor or a tuple of data: no function anywhere in it
 _RDATA = 8  # it is a function whose result is data
 
 _PURE = _EVAL | _CALL
+_ASSUMED = 16  # (a let variable's state only) its value is being analysed
 
 _LEAVES = frozenset({Var, Constant, GlobalVar, Op})
 
@@ -134,31 +135,44 @@ class PurityAnalysis:
     def _global_fixpoint(self) -> dict[str, int]:
         """What is known of every global function, by name, assuming pure until shown otherwise.
 
-        Each round re-analyses every global with the current assumptions; the
-        assumptions only ever weaken, so this stops after at most one round
-        per global function plus one.
+        Every function is analysed once with the current assumptions, noting
+        the globals it looked up; whenever what is known of a function
+        weakens, only the functions that looked it up are analysed again.
+        Assumptions only ever weaken (a few bits per function), so each
+        function is analysed a bounded number of times: linear in the
+        module, where re-analysing every function until nothing changes is
+        quadratic on a chain of calls.  This is the greatest fixed point of
+        the same equations, whatever the order.
         """
         table: dict[str, int] = {}
         if self._mod is None:
             return table
-        funcs = []
+        funcs: dict[str, Function] = {}
         for gv, func in self._mod.items():
             if isinstance(func, Function) and not func.attrs.get("Extern"):
                 table[gv.name_hint] = _PURE | _RDATA
-                funcs.append((gv.name_hint, func))
+                funcs[gv.name_hint] = func
+        users: dict[str, set[str]] = {}  # global -> the functions whose analysis looked it up
+        todo = list(funcs)
+        queued = set(todo)
+        while todo:
+            name = todo.pop()
+            queued.discard(name)
+            looked_up: set[str] = set()
 
-        def lookup(gv: GlobalVar) -> int:
-            return table.get(gv.name_hint, _EVAL)
+            def lookup(gv: GlobalVar, looked_up: set[str] = looked_up) -> int:
+                looked_up.add(gv.name_hint)
+                return table.get(gv.name_hint, _EVAL)
 
-        changed = True
-        while changed:
-            run = _Run(self._alloc_pure, lookup)
-            changed = False
-            for name, func in funcs:
-                bits = run.purity(func)
-                if bits != table[name]:
-                    table[name] = bits
-                    changed = True
+            bits = _Run(self._alloc_pure, lookup).purity(funcs[name])
+            for callee in looked_up:
+                users.setdefault(callee, set()).add(name)
+            if bits != table[name]:
+                table[name] = bits
+                for user in users.get(name, ()):
+                    if user not in queued:
+                        queued.add(user)
+                        todo.append(user)
         return table
 
 
@@ -171,8 +185,8 @@ class _Run:
         self.memo: dict[Expr, int] = {}
         self.var_state: dict[Var, int] = {}  # params and let variables
         self.let_vars: dict[Var, int] = {}  # let variables only: what is known of their value
-        self.assumed: set[Var] = set()  # let variables whose value is being analysed
-        self.recursive: set[Var] = set()  # ... and that were mentioned while it was
+        # Let variables mentioned while their value was analysed (state flag _ASSUMED).
+        self.recursive: set[Var] = set()
 
     def leaf(self, node: Expr) -> int:
         """What is known of a node without children (never memoized for variables)."""
@@ -182,9 +196,9 @@ class _Run:
             if state is None:
                 bits = _type_bits(node.type_annotation) | _type_bits(node._checked_type)
                 return _EVAL | bits | _call_bit(node, bits)
-            if node in self.assumed:
+            if state & _ASSUMED:
                 self.recursive.add(node)
-            return _EVAL | (state & ~_EVAL)
+            return _EVAL | (state & (_CALL | _DATA | _RDATA))
         if t is Constant:
             return _PURE | _DATA
         if t is GlobalVar:
@@ -222,11 +236,10 @@ class _Run:
                         for key in list(memo)[start:]:
                             del memo[key]
                         self.recursive.discard(var)
-                        var_state[var] = _EVAL | (guess & p)
+                        var_state[var] = _EVAL | (guess & p) | _ASSUMED
                         push((_LET_VALUE, node, len(memo)))
                         push(node.value)
                         continue
-                    self.assumed.discard(var)
                     bits = p | _type_bits(var.type_annotation)
                     var_state[var] = bits
                     self.let_vars[var] = p
@@ -255,8 +268,7 @@ class _Run:
             elif t is Let:
                 var = node.var
                 # A recursive closure may mention itself: assume the best until shown otherwise.
-                var_state[var] = _PURE | _RDATA
-                self.assumed.add(var)
+                var_state[var] = _PURE | _RDATA | _ASSUMED
                 push((_LET_VALUE, node, len(memo)))
                 push(node.value)
             elif t in _LEAVES or isinstance(node, Op):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from relaypass.ir.expr import Call, Expr, Function, Let, children
 from relaypass.ir.op import Op
-from relaypass.ir.traversal import post_order
 
 __all__ = ["IndexedGraph"]
 
@@ -42,8 +41,7 @@ class IndexedGraph:
                  "_functions")
 
     def __init__(self, root: Expr) -> None:
-        self.nodes = post_order(root)
-        self.index = {node: k for k, node in enumerate(self.nodes)}
+        self.nodes, self.index = _post_order_indexed(root)
         self._inputs: list[tuple[Expr, ...]] | None = None
         self._outputs: list[list[int]] | None = None
         self._enter: list[int] | None = None
@@ -161,6 +159,35 @@ class IndexedGraph:
         a = self.index[node]
         return [self.nodes[k] for k in range(a - 1, -1, -1)
                 if enter[a] < enter[k] and leave[k] < leave[a]]
+
+
+def _post_order_indexed(root: Expr) -> tuple[list[Expr], dict[Expr, int]]:
+    """``post_order(root)`` and each node's place in it, in one walk.
+
+    The same order as :func:`relaypass.ir.traversal.post_order` (children in
+    field order, each node where it is first finished), with the index
+    doubling as the set of finished nodes.
+    """
+    nodes: list[Expr] = []
+    index: dict[Expr, int] = {}
+    expanded: set[Expr] = set()
+    stack: list[Expr] = [root]
+    pop, push, expand = stack.pop, stack.append, expanded.add
+    while stack:
+        node = pop()
+        if node in expanded:
+            if node not in index:
+                index[node] = len(nodes)
+                nodes.append(node)
+            continue
+        if node in index:
+            continue
+        expand(node)
+        push(node)
+        for kid in reversed(type(node)._layout_.children(node)):
+            if kid not in index and kid not in expanded:
+                push(kid)
+    return nodes, index
 
 
 def _common_ancestor(a: int, b: int, parent: list[int], depth: list[int]) -> int:

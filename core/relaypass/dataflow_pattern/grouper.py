@@ -24,6 +24,9 @@ post-order: ``nn.conv2d_nn.bias_add_nn.relu_``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from relaypass.ir.attrs import Attrs
 from relaypass.ir.expr import (
     Call,
     Constant,
@@ -35,13 +38,14 @@ from relaypass.ir.expr import (
     TupleGetItem,
     Var,
     children,
+    set_checked_type,
 )
-from relaypass.ir.fields import rebuild
 from relaypass.ir.op import Op
 from relaypass.ir.traversal import post_order_visit
+from relaypass.ir.types import FuncType, Type
 
 from .graph import IndexedGraph
-from .matcher import DFPatternMatcher, call_filter
+from .matcher import DFPatternMatcher, call_filter, quick_check
 from .pattern import (
     AltPattern,
     CallPattern,
@@ -66,17 +70,26 @@ class Group:
     when first asked for: partitioning needs them, rewriting does not.
     """
 
-    __slots__ = ("gid", "root", "matched", "args", "params", "_function", "_name")
+    __slots__ = ("gid", "root", "matched", "args", "number", "_params", "_function", "_name")
 
     def __init__(self, gid: int, root: Expr, matched: dict[DFPattern, list[Expr]],
-                 args: list[Expr], params: list[Var]) -> None:
+                 args: list[Expr], number: int) -> None:
         self.gid = gid
         self.root = root
         self.matched = matched
         self.args = args
-        self.params = params
+        self.number = number
+        self._params: list[Var] | None = None
         self._function: Function | None = None
         self._name = ""
+
+    @property
+    def params(self) -> list[Var]:
+        """The function's parameters, one per input: ``FunctionVar_<number>_<k>`` (made when
+        first asked for: rewriting needs none)."""
+        if self._params is None:
+            self._params = [Var(f"FunctionVar_{self.number}_{k}") for k in range(len(self.args))]
+        return self._params
 
     def _extract(self) -> None:
         extractor = _Extractor(dict(zip(self.args, self.params)))
@@ -96,6 +109,34 @@ class Group:
         if self._function is None:
             self._extract()
         return self._name
+
+    def partitioned(self, attrs_of: Callable[[str], Attrs],
+                    arg_types: Sequence[Type] | None = None) -> Function:
+        """The match as a function with the attributes ``attrs_of(name)`` gives for its name.
+
+        (The name is :attr:`name`, the matched nodes in post-order; a
+        partitioner gives ``PartitionedFromPattern`` and its own attributes,
+        one :class:`Attrs` per name.)  With ``arg_types`` (the types of the
+        group's inputs, in a typed program) the function comes typed as
+        InferType would type it: its parameters annotated with those types,
+        every node of its body with the type of the node it copies (the
+        parameters have the types of the inputs they stand for, so the types
+        below them do not change), its return type the root's.
+        """
+        if arg_types is None:
+            params = self.params
+        else:
+            number = self.number
+            params = [Var(f"FunctionVar_{number}_{k}", t) for k, t in enumerate(arg_types)]
+        extractor = _Extractor(dict(zip(self.args, params)), keep_types=arg_types is not None)
+        body = extractor.extract(self.root)
+        attrs = attrs_of(extractor.name)
+        if arg_types is None:
+            return Function(params, body, attrs=attrs)
+        ret = self.root.checked_type
+        func = Function(params, body, ret, attrs=attrs)
+        set_checked_type(func, FuncType(list(arg_types), ret))
+        return func
 
 
 def pattern_post_order(pattern: DFPattern) -> list[DFPattern]:
@@ -121,37 +162,52 @@ _NAME_SUFFIX = {Tuple: "Tuple_", Function: "Function", Let: "Let_", If: "If_"}
 
 
 class _Extractor:
-    """The group's function body: the match rebuilt over fresh parameters, and its name."""
+    """The group's function body: the match rebuilt over fresh parameters, and its name.
 
-    def __init__(self, inputs: dict[Expr, Var]) -> None:
+    ``keep_types``: each rebuilt node takes the type of the node it copies.
+    """
+
+    def __init__(self, inputs: dict[Expr, Var], keep_types: bool = False) -> None:
         self.inputs = inputs
         self.memo: dict[Expr, Expr] = {}
         self.name = ""
+        self.keep_types = keep_types
 
     def extract(self, root: Expr) -> Expr:
         inputs = self.inputs
         if root in inputs:
             return inputs[root]
         memo = self.memo
+        keep_types = self.keep_types
         parts: list[str] = []
         stack: list[tuple[Expr, bool]] = [(root, False)]
         while stack:
             node, expanded = stack.pop()
+            kids = type(node)._layout_.children(node)
             if expanded:
-                kids = children(node)
-                new_kids = [inputs[k] if k in inputs else memo[k] for k in kids]
-                changed = any(a is not b for a, b in zip(kids, new_kids))
-                memo[node] = rebuild(node, new_kids) if changed else node
+                new_kids = [inputs[k] if k in inputs else memo.get(k, k) for k in kids]
+                new = node
+                for a, b in zip(kids, new_kids):
+                    if a is not b:
+                        new = type(node)._layout_.rebuild(node, new_kids)
+                        if keep_types and node._checked_type is not None:
+                            set_checked_type(new, node._checked_type)
+                        break
+                memo[node] = new
                 parts.append(_name_part(node))
                 continue
             if node in memo:
                 continue
             stack.append((node, True))
-            for kid in reversed(children(node)):
-                if kid not in inputs and kid not in memo:
+            for kid in reversed(kids):
+                # Leaves stay as they are and add nothing to the name.
+                if type(kid) not in _LEAF_KINDS and kid not in inputs and kid not in memo:
                     stack.append((kid, False))
         self.name = "".join(parts)
         return memo[root]
+
+
+_LEAF_KINDS = frozenset({Op, Constant, Var})
 
 
 def _name_part(node: Expr) -> str:
@@ -165,7 +221,7 @@ def _name_part(node: Expr) -> str:
     return _NAME_SUFFIX.get(kind, "")
 
 
-def _members(root: Expr, inputs: dict[Expr, Var]) -> set[Expr]:
+def _members(root: Expr, inputs: dict[Expr, int]) -> set[Expr]:
     """The nodes from ``root`` down to the group's inputs (root included, inputs not)."""
     if root in inputs:
         return set()
@@ -232,6 +288,7 @@ class PatternGrouper:
         matcher = DFPatternMatcher(expr, graph)
         plan = _InputPlan(pattern)
         calls = call_filter(pattern)
+        quick = quick_check(pattern)
         pre_partitioned: set[Expr] = set()
         gid_of = self.gid_of
         nodes = graph.nodes
@@ -248,6 +305,8 @@ class PatternGrouper:
                 continue
             if calls is not None and calls.rejects(current):
                 continue
+            if quick is not None and not quick(current):
+                continue
             if matcher.match(pattern, current):
                 self._create_group(current, matcher, plan, graph)
         return self.groups
@@ -262,25 +321,17 @@ class PatternGrouper:
         for p in plan.functions:
             for func in node_map.get(p, ()):
                 post_order_visit(func.body, fuzzy.add)
-        inputs: dict[Expr, Var] = {}
-        args: list[Expr] = []
+        inputs: dict[Expr, int] = {}  # each input, numbered
         number = self._graph_number
         self._graph_number += 1
-
-        def make_input(node: Expr, p: DFPattern) -> None:
-            if (node in inputs or node in fuzzy or type(node) is Op or type(node) is Function
-                    or self._embedded(node, p)):
-                return
-            inputs[node] = Var(f"FunctionVar_{number}_{len(args)}")
-            args.append(node)
-
         for p, where in plan.sources:
             for node in node_map.get(p, ()):
-                if where is None:
-                    make_input(node, p)
-                else:
-                    for inner in getattr(node, where):
-                        make_input(inner, p)
+                for candidate in ((node,) if where is None else getattr(node, where)):
+                    kind = type(candidate)
+                    if (kind is Op or kind is Function or candidate in inputs
+                            or candidate in fuzzy or self._embedded(candidate, p)):
+                        continue
+                    inputs[candidate] = len(inputs)
 
         members = _members(root, inputs)
         gid_of = self.gid_of
@@ -297,7 +348,7 @@ class PatternGrouper:
         gid = len(self.groups) + 1
         for node in members:
             gid_of[node] = gid
-        self.groups[gid] = Group(gid, root, node_map, args, list(inputs.values()))
+        self.groups[gid] = Group(gid, root, node_map, list(inputs), number)
 
     @staticmethod
     def _embedded(node: Expr, p: DFPattern) -> bool:

@@ -77,7 +77,7 @@ from .pattern import (
 )
 from .type_inference import type_of
 
-__all__ = ["CallFilter", "DFPatternMatcher", "Failure", "call_filter", "match",
+__all__ = ["CallFilter", "DFPatternMatcher", "Failure", "call_filter", "match", "quick_check",
            "run_deep_if_needed"]
 
 T = TypeVar("T")
@@ -215,6 +215,130 @@ def _callee_filter(pattern: DFPattern) -> CallFilter | None:
     return None
 
 
+Check = Callable[[Expr], bool]
+
+QUICK_DEPTH = 3
+"""Levels of a pattern (from its root) that :func:`quick_check` looks at."""
+
+
+def quick_check(pattern: DFPattern, depth: int = QUICK_DEPTH) -> Check | None:
+    """A cheap test that is false only where ``pattern`` cannot match; None: no such test.
+
+    What the matcher would look at first, without binding anything: the
+    kind of each node down to ``depth`` levels, the operators of calls
+    (through :func:`call_filter`), the number of arguments and fields, a
+    projection's index -- with the matcher's own exceptions (``add`` and
+    ``multiply`` take their arguments either way round; ``divide`` and
+    ``multiply`` reassociate, so below them only the operator is tested).
+    Types, attributes and bindings are left to the matcher.  A grouper tries
+    a pattern at most nodes of a program and matches at few; this rejects
+    the others at the cost of a few attribute reads.
+    """
+    if depth <= 0:
+        return None
+    kind = type(pattern)
+    if kind in (AttrPattern, TypePattern, DataTypePattern, ShapePattern):
+        return quick_check(pattern.pattern, depth)
+    if kind is DominatorPattern:
+        return quick_check(pattern.child, depth)
+    if kind is WildcardPattern:
+        return None if pattern.pattern is None else quick_check(pattern.pattern, depth)
+    if kind is AltPattern:
+        left, right = quick_check(pattern.left, depth), quick_check(pattern.right, depth)
+        if left is None or right is None:
+            return None
+        return lambda e: left(e) or right(e)
+    if kind is ConstantPattern:
+        return _is_kind(Constant)
+    if kind is VarPattern:
+        return _is_kind(Var)
+    if kind is ExprPattern:
+        return _is_kind(type(pattern.expr))
+    if kind in (FunctionPattern, IfPattern, LetPattern):
+        return _is_kind({FunctionPattern: Function, IfPattern: If, LetPattern: Let}[kind])
+    if kind is TupleGetItemPattern:
+        inner = quick_check(pattern.tuple, depth - 1)
+        index = pattern.index
+
+        def tuple_get_item(e: Expr) -> bool:
+            return (type(e) is TupleGetItem and (index == -1 or e.index == index)
+                    and (inner is None or inner(e.tuple_value)))
+
+        return tuple_get_item
+    if kind is TuplePattern:
+        if pattern.fields is None:
+            return _is_kind(Tuple)
+        checks = [quick_check(f, depth - 1) for f in pattern.fields]
+        count = len(checks)
+
+        def tuple_(e: Expr) -> bool:
+            return (type(e) is Tuple and len(e.fields) == count
+                    and all(c is None or c(f) for c, f in zip(checks, e.fields)))
+
+        return tuple_
+    if kind is CallPattern:
+        return _quick_call(pattern, depth)
+    return None
+
+
+def _is_kind(cls: type) -> Check:
+    return lambda e: type(e) is cls
+
+
+def _quick_call(pattern: CallPattern, depth: int) -> Check:
+    calls = call_filter(pattern)
+    names = calls.names if calls is not None else None
+    open_ = calls.open if calls is not None else True
+    op_name = _op_name(pattern.op)
+    args = pattern.args
+    plain = None if op_name not in _REASSOCIATING else op_name  # args tested only for it
+
+    def callee_ok(e: Expr) -> bool:
+        callee = e.op
+        if type(callee) is Op:
+            return callee.name in names
+        return open_
+
+    if args is None:
+        if names is None:
+            return _is_kind(Call)
+        return lambda e: type(e) is Call and callee_ok(e)
+    count = len(args)
+    checks = [(k, c) for k, a in enumerate(args) if (c := quick_check(a, depth - 1)) is not None]
+    # A pattern node used twice is bound to one expression (``x + x``).
+    first: dict[DFPattern, int] = {}
+    same = []
+    for k, a in enumerate(args):
+        if a in first:
+            same.append((first[a], k))
+        else:
+            first[a] = k
+    either_way = op_name in ("add", "multiply") and count == 2
+
+    def args_ok(e_args: tuple) -> bool:
+        for k, c in checks:
+            if not c(e_args[k]):
+                return False
+        for i, j in same:
+            if e_args[i] is not e_args[j]:
+                return False
+        return True
+
+    def call(e: Expr) -> bool:
+        if type(e) is not Call or (names is not None and not callee_ok(e)):
+            return False
+        if plain is not None and (type(e.op) is not Op or e.op.name != plain):
+            return True  # reassociated: the matcher rearranges the arguments
+        e_args = e.args
+        if len(e_args) != count:
+            return False
+        if args_ok(e_args):
+            return True
+        return either_way and args_ok((e_args[1], e_args[0]))
+
+    return call
+
+
 _UNSET = object()
 
 
@@ -264,8 +388,9 @@ class DFPatternMatcher:
             if bound is not None:
                 if bound[0] is expr:
                     return True
-                self._fail("binding", pattern, expr,
-                           f"this pattern is already bound to {short_text(bound[0], 80)}")
+                if self._explain:  # the message costs more than the match
+                    self._fail("binding", pattern, expr,
+                               f"this pattern is already bound to {short_text(bound[0], 80)}")
                 return False
         if not self._explain:  # an explanation takes the long way, for its messages
             calls = self._filters.get(pattern, _UNSET)

@@ -16,8 +16,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from relaypass.gc_pause import gc_paused
-from relaypass.ir.expr import Call, Expr
+from relaypass.ir.attrs import Attrs
+from relaypass.ir.expr import Call, Expr, children, set_checked_type
+from relaypass.ir.fields import rebuild
 
+from .graph import IndexedGraph
 from .grouper import PARTITIONED_FROM_PATTERN, PatternGrouper
 from .matcher import run_deep_if_needed
 from .pattern import DFPattern, FunctionPattern, PatternBuildError, _need_pattern, slots
@@ -32,8 +35,20 @@ def _accept_all(_: Expr) -> bool:
 
 
 def partition(pattern: DFPattern, expr: Expr, attrs: Mapping[str, Any] | None = None,
-              check: Callable[[Expr], bool] | None = None) -> Expr:
-    """``expr`` with the matches of ``pattern`` (those ``check`` accepts) made into functions."""
+              check: Callable[[Expr], bool] | None = None, *, keep_types: bool = False,
+              graph: IndexedGraph | None = None) -> Expr:
+    """``expr`` with the matches of ``pattern`` (those ``check`` accepts) made into functions.
+
+    Beyond TVM: ``keep_types`` keeps a typed ``expr`` typed, as InferType
+    would type the result: each new function and its call are typed from the
+    types of the match they replace (:meth:`.Group.partitioned`), and the
+    nodes rebuilt above keep their types, since the call has the type of the
+    match.  Where a match's inputs are not all typed, the result's outermost
+    node is left untyped, telling the caller to run type inference.
+    ``graph``: the :class:`~.graph.IndexedGraph` of ``expr``, when the caller
+    partitions one program with several patterns (each changed program needs
+    its own).
+    """
     _need_pattern(pattern, "partition's pattern")
     if not isinstance(expr, Expr):
         raise PatternBuildError(f"partition takes a Relay expression, not {type(expr).__name__}")
@@ -53,25 +68,46 @@ def partition(pattern: DFPattern, expr: Expr, attrs: Mapping[str, Any] | None = 
         )
         return expr
     with gc_paused():  # whole-program work that makes no cycles (relaypass.gc_pause)
-        return _partition(pattern, expr, dict(attrs or {}), check)
+        return _partition(pattern, expr, dict(attrs or {}), check,
+                          keep_types and expr._checked_type is not None,
+                          graph if graph is not None else IndexedGraph(expr))
 
 
 def _partition(pattern: DFPattern, expr: Expr, extra: dict[str, Any],
-               check: Callable[[Expr], bool]) -> Expr:
+               check: Callable[[Expr], bool], typed: bool, graph: IndexedGraph) -> Expr:
     grouper = PatternGrouper()
-    run_deep_if_needed(grouper.group_matches, pattern, expr)
+    run_deep_if_needed(grouper.group_matches, pattern, expr, graph)
     by_root = grouper.roots()
     if not by_root:
         return expr
 
+    stale = False
+    by_name: dict[str, Attrs] = {}  # the functions' attributes, one object per name
+
+    def attrs_of(name: str) -> Attrs:
+        attrs = by_name.get(name)
+        if attrs is None:
+            attrs = by_name[name] = Attrs({PARTITIONED_FROM_PATTERN: name, **extra})
+        return attrs
+
     def at_root(pre: Expr, post: Expr, memo: dict[Expr, Expr]) -> Expr:
+        nonlocal stale
         if not check(pre):
             return post
         group = by_root[pre]
-        func = group.function.with_attrs({PARTITIONED_FROM_PATTERN: group.name, **extra})
-        return Call(func, [memo[a] for a in group.args])
+        args = [memo[a] for a in group.args]
+        if typed and not stale and pre._checked_type is not None and all(
+                a._checked_type is not None for a in args):
+            call = Call(group.partitioned(attrs_of, [a._checked_type for a in args]), args)
+            set_checked_type(call, pre._checked_type)
+            return call
+        stale = True
+        return Call(group.partitioned(attrs_of), args)
 
-    return rebuild_bottom_up(expr, at_root, by_root)[0]
+    out = rebuild_bottom_up(expr, at_root, by_root, keep_types=typed, graph=graph)[0]
+    if typed and stale:
+        out = rebuild(out, children(out))  # the same node, untyped
+    return out
 
 
 slots.partition = partition

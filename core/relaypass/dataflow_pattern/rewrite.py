@@ -94,8 +94,10 @@ def _checked_callbacks(callbacks: object) -> list[DFPatternCallback]:
     return list(callbacks)
 
 
-def replace_groups(expr: Expr, by_root: dict[Expr, Group], callback: DFPatternCallback) -> Expr:
-    """One bottom-up pass: each group root replaced by the callback's result."""
+def replace_groups(expr: Expr, by_root: dict[Expr, Group], callback: DFPatternCallback,
+                   graph: IndexedGraph | None = None) -> Expr:
+    """One bottom-up pass: each group root replaced by the callback's result (``graph``:
+    ``expr``'s indexed graph, if built)."""
 
     def at_root(pre: Expr, post: Expr, memo: dict[Expr, Expr]) -> Expr:
         node_map = {p: [memo.get(e, e) for e in es] for p, es in by_root[pre].matched.items()}
@@ -108,7 +110,7 @@ def replace_groups(expr: Expr, by_root: dict[Expr, Group], callback: DFPatternCa
             )
         return out
 
-    return rebuild_bottom_up(expr, at_root, by_root)[0]
+    return rebuild_bottom_up(expr, at_root, by_root, graph=graph)[0]
 
 
 def _groups(pattern: DFPattern, expr: Expr, graph: IndexedGraph) -> dict[Expr, Group]:
@@ -144,7 +146,7 @@ def _rewrite(todo: list[DFPatternCallback], expr: Expr, module: IRModule) -> Exp
                 graph = IndexedGraph(post)
             by_root = run_deep_if_needed(_groups, cb.pattern, post, graph)
             if by_root:
-                post = replace_groups(post, by_root, cb)
+                post = replace_groups(post, by_root, cb, graph)
             runs += 1
             if cb.rewrite_once and not _same(before, post):
                 done.add(k)

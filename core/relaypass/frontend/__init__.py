@@ -1,6 +1,6 @@
-"""Importers that turn models of other frameworks into Relay modules.
+"""Importers that turn models of other frameworks into Relay modules, and the ONNX exporter.
 
-``from relaypass.frontend import from_onnx`` (the ``onnx`` extra:
+``from relaypass.frontend import from_onnx, to_onnx`` (the ``onnx`` extra:
 ``pip install 'relaypass[onnx]'``).  Names load on first use, so importing
 this package imports neither onnx nor the converters.
 """
@@ -17,6 +17,10 @@ _LAZY = {
     "OnnxImportError": ("relaypass.frontend.errors", "OnnxImportError"),
     "OnnxNotInstalledError": ("relaypass.frontend.errors", "OnnxNotInstalledError"),
     "UnsupportedOperatorError": ("relaypass.frontend.errors", "UnsupportedOperatorError"),
+    "to_onnx": ("relaypass.frontend.onnx_export", "to_onnx"),
+    "export_operators": ("relaypass.frontend.onnx_export", "export_operators"),
+    "ExportError": ("relaypass.frontend.errors", "ExportError"),
+    "OnnxExportNotInstalledError": ("relaypass.frontend.errors", "OnnxExportNotInstalledError"),
 }
 
 __all__ = sorted(_LAZY)

@@ -41,3 +41,31 @@ class UnsupportedOperatorError(OnnxImportError):
         self.operators = dict(operators)
         self.opset = opset
         super().__init__(message)
+
+
+class ExportError(RelayPassError):
+    """A Relay module could not be written as ONNX; the message lists every reason at once.
+
+    The whole module is converted in memory before anything is written, so
+    one error names every operator (or form of one) without an ONNX mapping,
+    every dtype ONNX cannot hold and an opset out of range.  ``operators``
+    maps each unsupported Relay operator (with the reason, when it is a form
+    of a supported operator) to the number of calls; ``dtypes`` lists the
+    dtypes; ``opset`` is the opset asked for.
+    """
+
+    def __init__(self, message: str, operators: Mapping[str, int] | None = None,
+                 dtypes: tuple[str, ...] = (), opset: int | None = None) -> None:
+        self.operators = dict(operators or {})
+        self.dtypes = tuple(dtypes)
+        self.opset = opset
+        super().__init__(message)
+
+
+class OnnxExportNotInstalledError(ExportError, ImportError):
+    """Exporting needs the optional ``onnx`` extra (the onnx package), which is not installed."""
+
+    def __init__(self, cause: str = "") -> None:
+        detail = f" ({cause})" if cause else ""
+        super().__init__(f"exporting ONNX models needs the onnx package, which is not "
+                         f"installed{detail}; install the extra with: {INSTALL_HINT}")

@@ -149,7 +149,7 @@ def _unsupported_message(counts: Mapping[str, int], opset: int) -> str:
         parts.append(f"{label} ({count} node{'s' if count != 1 else ''}{since})")
     what = "operator" if len(counts) == 1 else "operators"
     return (f"the ONNX model (opset {opset}) uses {len(counts)} {what} that relaypass cannot "
-            f"import: {', '.join(parts)}; docs/onnx.md lists the supported operators")
+            f"import: {', '.join(parts)}; relaypass help onnx lists the supported operators")
 
 
 def _attributes(node: AnyT, to_array) -> dict[str, AnyT]:
@@ -310,6 +310,7 @@ class _GraphImporter:
                 results = list(result)
             else:
                 results = [result]
+            results = ctx.finish_node(inputs, results)
             for i, name in enumerate(out_names):
                 if not name:
                     continue

@@ -10,6 +10,18 @@ context types each expression once, from its operator's type relation, the
 first time a converter asks, and memoizes by identity.  Static values are
 computed the same way, with the operators' kernels, but only for small
 tensors: the importer never folds weights (that is FoldConstant's job).
+
+Shape computations are the exception.  Exporters write ``x.view(b, s, h, -1)``
+as ``Shape``, ``Gather``, ``Unsqueeze``, ``Concat`` nodes, positions as a
+``Range`` up to a ``Shape``'s extent, and so on.  Once the input shapes are
+fixed (``from_onnx(shape=...)``) these values are known, and the context
+replaces each such result with its value (:meth:`ConversionContext.finish_node`):
+the module is then static, a ``Range`` has a static length, and the types
+of everything downstream are static too.  What counts as a shape computation
+is decided on the ONNX graph: a ``Shape`` or ``Size`` node, and any node
+reading the result of one; only integer and boolean results are replaced
+(positions, extents, masks built from them), so weights computed from
+initializers are left to FoldConstant.
 """
 
 from __future__ import annotations
@@ -29,6 +41,8 @@ STATIC_VALUE_LIMIT = 1 << 16
 
 _NO_VALUE = object()
 _SHAPE_OPS = ("shape_of", "ndarray_size")
+_SHAPE_SOURCES = frozenset({"Shape", "Size"})
+"""The ONNX operators whose results describe shapes: what reads them is a shape computation."""
 
 
 class ConversionContext:
@@ -40,7 +54,7 @@ class ConversionContext:
     """
 
     __slots__ = ("opset", "node_index", "node_name", "op_type", "num_outputs", "outputs_used",
-                 "_types", "_values")
+                 "_types", "_values", "_shape_derived")
 
     def __init__(self, opset: int) -> None:
         self.opset = opset
@@ -51,6 +65,7 @@ class ConversionContext:
         self.outputs_used: tuple[bool, ...] = (True,)
         self._types: dict[Expr, Type] = {}
         self._values: dict[Expr, object] = {}
+        self._shape_derived: set[Expr] = set()
 
     def begin_node(self, index: int, name: str, op_type: str, outputs_used: Sequence[bool]) -> None:
         self.node_index = index
@@ -58,6 +73,51 @@ class ConversionContext:
         self.op_type = op_type
         self.num_outputs = len(outputs_used)
         self.outputs_used = tuple(outputs_used)
+
+    def finish_node(self, inputs: Sequence[Expr | None], results: list) -> list:
+        """The node's results, each shape computation among them replaced by its value.
+
+        A result is a shape computation when the node is a ``Shape`` or
+        ``Size``, or reads one; it becomes a Constant when it is an integer or
+        boolean tensor whose value is known and small.  The results stay
+        marked, so that the nodes reading them are shape computations too.
+        """
+        derived = self._shape_derived
+        if self.op_type not in _SHAPE_SOURCES and not any(
+                x is not None and x in derived for x in inputs):
+            return results
+        out = []
+        for r in results:
+            if isinstance(r, Expr):
+                r = self._fold_shape_value(r)
+                derived.add(r)
+            out.append(r)
+        return out
+
+    def _fold_shape_value(self, expr: Expr) -> Expr:
+        if isinstance(expr, Constant):
+            return expr
+        ty = self.type_of(expr)
+        if (not isinstance(ty, TensorType) or np.dtype(ty.dtype).kind not in "iub"
+                or _static_size(ty) > STATIC_VALUE_LIMIT):
+            return expr
+        try:
+            value = self.value(expr)
+        except OnnxImportError:
+            # A kernel refused the arguments (an index out of range, ...): the graph keeps the
+            # computation, and evaluating the model reports the problem where it happens.
+            return expr
+        if value is None:
+            return expr
+        return Constant(np.asarray(value, dtype=ty.dtype))
+
+    def known(self, expr: Expr) -> Expr:
+        """``expr``, or a Constant of its value when that is known (for operators whose type
+        depends on an argument's value, such as ``arange``'s length)."""
+        if isinstance(expr, Constant):
+            return expr
+        value = self.value(expr)
+        return expr if value is None else Constant(np.asarray(value, dtype=self.dtype(expr)))
 
     # --- errors -----------------------------------------------------------------------------------
     def where(self) -> str:
@@ -199,7 +259,8 @@ class ConversionContext:
         if value is None:
             raise self.error(f"{what} must be known when the model is imported (a constant, or "
                              f"computed from constants and static shapes); relaypass has no "
-                             f"operators with dynamic shapes")
+                             f"operators with dynamic shapes: fix the dynamic axes of the inputs "
+                             f"with from_onnx(shape=...) (the CLI's --shape)")
         return np.asarray(value)
 
     def static_ints(self, expr: Expr, what: str) -> list[int]:

@@ -12,9 +12,8 @@ and returns an expression, a list of them (one per output) or a TupleWrapper.
 Everything is built from the standard operator set with Relay's names and
 attributes.  Where ONNX has an operator the set lacks, the converter
 composes it (Elu, Selu, InstanceNormalization, Gelu, ...); where ONNX's
-operator is more general than the set's, the converter maps it onto the
-2-D operator: 1-D convolution and pooling gain a unit axis, 3-D ones are
-lowered (see ``_conv3d`` and ``_pool3d``).  Forms that cannot be expressed
+operator is more general than the set's, the converter composes it from
+the set's operators.  Forms that cannot be expressed
 (a training-mode BatchNormalization, a wrap-mode Pad, ...) raise
 UnsupportedOperatorError.
 """
@@ -181,6 +180,27 @@ _unary("Erf", lambda x, attrs, ctx: _op.erf(x), since=9)
 _unary("Sign", lambda x, attrs, ctx: _op.sign(x), since=9)
 _unary("Round", lambda x, attrs, ctx: _op.round(x), since=11)
 _unary("Identity", lambda x, attrs, ctx: x)
+for _name, _fn, _since in (("Sin", _op.sin, 7), ("Cos", _op.cos, 7), ("Tan", _op.tan, 7),
+                           ("Asin", _op.asin, 7), ("Acos", _op.acos, 7), ("Atan", _op.atan, 7),
+                           ("Sinh", _op.sinh, 9), ("Cosh", _op.cosh, 9), ("Asinh", _op.asinh, 9),
+                           ("Acosh", _op.acosh, 9), ("Atanh", _op.atanh, 9),
+                           ("IsNaN", _op.isnan, 9), ("BitwiseNot", _op.bitwise_not, 18)):
+    _unary(_name, lambda x, attrs, ctx, fn=_fn: fn(x), since=_since)
+
+
+def _is_inf(x: Expr, attrs: Attrs, ctx: Ctx) -> Expr:
+    """isinf, narrowed to one sign when detect_negative or detect_positive is 0."""
+    negative, positive = attrs.get("detect_negative", 1), attrs.get("detect_positive", 1)
+    inf = _op.isinf(x)
+    if negative and positive:
+        return inf
+    if not negative and not positive:
+        return _op.logical_and(inf, _op.logical_not(inf))
+    side = _op.greater if positive else _op.less
+    return _op.logical_and(inf, side(x, ctx.scalar(0, x)))
+
+
+_unary("IsInf", _is_inf, since=10)
 _unary("Reciprocal", lambda x, attrs, ctx: _op.divide(ctx.scalar(1, x), x))
 _unary("LeakyRelu", lambda x, attrs, ctx: _nn.leaky_relu(x, attrs.get("alpha", 0.01)))
 _unary("Softsign", lambda x, attrs, ctx: _op.divide(x, _op.add(ctx.scalar(1, x), _op.abs(x))))
@@ -388,6 +408,28 @@ for _name, _fn in (("Add", _op.add), ("Sub", _op.subtract), ("Mul", _op.multiply
     _binary(_name, _fn)
 
 
+for _name, _fn in (("BitwiseAnd", _op.bitwise_and), ("BitwiseOr", _op.bitwise_or),
+                   ("BitwiseXor", _op.bitwise_xor)):
+    CONVERTERS[_name] = type(_name, (OnnxOpConverter,), {
+        "_impl_v18": classmethod(lambda cls, inputs, attrs, ctx, fn=_fn: fn(
+            _need(inputs, 0, ctx, "A"), _need(inputs, 1, ctx, "B"))),
+        "__doc__": f"ONNX {_name}, from opset 18."})
+
+
+@_register()
+class BitShift(OnnxOpConverter):
+    """left_shift or right_shift by ``direction`` (ONNX shifts unsigned integers only, so a
+    right shift is a logical one)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        x, y = _need(inputs, 0, ctx, "X"), _need(inputs, 1, ctx, "Y")
+        direction = _attr(attrs, "direction", ctx)
+        if direction not in ("LEFT", "RIGHT"):
+            raise ctx.error(f"direction must be 'LEFT' or 'RIGHT', got {direction!r}")
+        return (_op.left_shift if direction == "LEFT" else _op.right_shift)(x, y)
+
+
 @_register()
 class Pow(_Binary):
     """Pow; since opset 12 the exponent may have another dtype, cast to the base's."""
@@ -510,14 +552,13 @@ class Where(OnnxOpConverter):
 # --- convolution and pooling ----------------------------------------------------------------------
 
 
-def _spatial_rank(x: Expr, ctx: Ctx, what: str, max_rank: int = 3) -> int:
-    """How many spatial axes ``x`` (N, C, spatial...) has: 1 and 2, and 3 where ``max_rank``
-    allows it."""
+def _spatial_rank(x: Expr, ctx: Ctx, what: str) -> int:
+    """How many spatial axes ``x`` (N, C, spatial...) has: 1, 2 or 3, as Relay's operators."""
     rank = ctx.rank(x)
     if rank < 3:
         raise ctx.error(f"{what} needs an input of rank 3 or more, got rank {rank}")
-    if rank - 2 > max_rank:
-        raise ctx.unsupported(f"{rank - 2}-D {what} is not supported (up to {max_rank}-D)")
+    if rank > 5:
+        raise ctx.unsupported(f"{rank - 2}-D {what} is not supported (up to 3-D)")
     return rank - 2
 
 
@@ -560,69 +601,14 @@ def _kernel_shape(attrs: Attrs, w: Expr | None, n: int, ctx: Ctx) -> list[int]:
     return list(ctx.static_shape(w, "the weight")[2:])
 
 
-def _lift_1d(x: Expr) -> Expr:
-    """(N, C, W) -> (N, C, 1, W): a 1-D operator becomes the 2-D one over a unit H axis."""
-    return _op.expand_dims(x, 2)
-
-
-def _as_2d(kernel, strides, dilations, pads, n) -> tuple[list, list, list, list]:
-    if n == 2:
-        return list(kernel), list(strides), list(dilations), list(pads)
-    return [1, kernel[0]], [1, strides[0]], [1, dilations[0]], [0, pads[0], 0, pads[1]]
-
-
-def _conv3d(x: Expr, w: Expr, kernel, strides, dilations, pads, groups: int, ctx: Ctx) -> Expr:
-    """3-D convolution as one nn.conv2d (the operator set has no nn.conv3d).
-
-    The ``kd`` depth taps of every output depth are gathered into the
-    channel axis (im2col along D, channel order (c, tap) as in the weight)
-    and the output depths into the batch axis; the 2-D convolution then
-    covers H and W, and a reshape puts the depth axis back.
-    """
-    n, c, d, h, wd = ctx.static_shape(x, "the input of a 3-D convolution")
-    o, cg = ctx.static_shape(w, "the weight of a 3-D convolution")[:2]
-    kd, kh, kw = kernel
-    sd, sh, sw = strides
-    dd, dh, dw = dilations
-    bd, bh, bw, ed, eh, ew = pads
-    if bd or ed:
-        x = _nn.pad(x, [(0, 0), (0, 0), (bd, ed), (0, 0), (0, 0)], ctx.scalar(0, x))
-    dout = (d + bd + ed - (kd - 1) * dd - 1) // sd + 1
-    if dout < 1:
-        raise ctx.error(f"the depth window {kd} (dilation {dd}) is larger than the padded depth")
-    taps = [_op.strided_slice(x, [i * dd], [i * dd + sd * (dout - 1) + 1], [sd], axes=[2])
-            for i in range(kd)]
-    cols = taps[0] if kd == 1 else _op.reshape(_op.stack(taps, axis=2), [n, c * kd, dout, h, wd])
-    cols = _op.reshape(_op.transpose(cols, [0, 2, 1, 3, 4]), [n * dout, c * kd, h, wd])
-    w2 = _op.reshape(w, [o, cg * kd, kh, kw])
-    y = _nn.conv2d(cols, w2, strides=(sh, sw), padding=(bh, bw, eh, ew), dilation=(dh, dw),
-                   groups=groups, channels=o, kernel_size=(kh, kw))
-    oh, ow = ctx.shape(y)[2:]
-    return _op.transpose(_op.reshape(y, [n, dout, o, oh, ow]), [0, 2, 1, 3, 4])
-
-
-def _pool3d(x: Expr, kernel, strides, dilations, pads,
-            pool2d: Callable[..., Expr], ctx: Ctx) -> Expr:
-    """3-D pooling as two 2-D poolings (the operator set has no 3-D pooling).
-
-    A box window is the product of its per-axis intervals, so the maximum,
-    and the average (whose count of valid cells is the product of per-axis
-    counts), can be taken over H and W first and then over D.
-    """
-    n, c, d, h, w = ctx.static_shape(x, "the input of a 3-D pooling")
-    kd, kh, kw = kernel
-    sd, sh, sw = strides
-    dd, dh, dw = dilations
-    bd, bh, bw, ed, eh, ew = pads
-    y = pool2d(_op.reshape(x, [n, c * d, h, w]), (kh, kw), (sh, sw), (dh, dw), (bh, bw, eh, ew))
-    oh, ow = ctx.shape(y)[2:]
-    y = pool2d(_op.reshape(y, [n, c, d, oh * ow]), (kd, 1), (sd, 1), (dd, 1), (bd, 0, ed, 0))
-    return _op.reshape(y, [n, c, ctx.shape(y)[2], oh, ow])
+def _nd_op(name: str, n: int) -> Callable[..., Expr]:
+    """Relay's constructor of the ``n``-D form of an operator family: ``conv{n}d``..."""
+    return getattr(_nn, name.format(n=n))
 
 
 @_register()
 class Conv(OnnxOpConverter):
-    """Convolution as nn.conv2d (+ nn.bias_add); 1-D is lifted to 2-D, 3-D lowered onto it."""
+    """Convolution over 1, 2 or 3 spatial axes as nn.conv1d/2d/3d (+ nn.bias_add)."""
 
     @classmethod
     def _impl_v1(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
@@ -632,32 +618,23 @@ class Conv(OnnxOpConverter):
         strides = _ints_attr(attrs, "strides", n, 1, ctx)
         dilations = _ints_attr(attrs, "dilations", n, 1, ctx)
         pads = _pads(attrs, ctx.shape(x)[2:], kernel, strides, dilations, ctx)
-        groups = int(attrs.get("group", 1))
-        if n == 3:
-            out = _conv3d(x, w, kernel, strides, dilations, pads, groups, ctx)
-        else:
-            out_channels = ctx.shape(w)[0]
-            kernel, strides, dilations, pads = _as_2d(kernel, strides, dilations, pads, n)
-            if n == 1:
-                x, w = _lift_1d(x), _lift_1d(w)
-            out = _nn.conv2d(x, w, strides=strides, padding=pads, dilation=dilations,
-                             groups=groups,
-                             channels=None if isinstance(out_channels, Any) else out_channels,
-                             kernel_size=kernel)
-        if b is not None:
-            out = _nn.bias_add(out, b, axis=1)
-        return _op.squeeze(out, [2]) if n == 1 else out
+        out_channels = ctx.shape(w)[0]
+        out = _nd_op("conv{n}d", n)(
+            x, w, strides=strides, padding=pads, dilation=dilations,
+            groups=int(attrs.get("group", 1)),
+            channels=None if isinstance(out_channels, Any) else out_channels, kernel_size=kernel)
+        return out if b is None else _nn.bias_add(out, b, axis=1)
 
 
 @_register()
 class ConvTranspose(OnnxOpConverter):
-    """Transposed convolution as nn.conv2d_transpose; ``output_shape`` and SAME padding are
-    turned into explicit pads."""
+    """Transposed convolution as nn.conv1d/2d/3d_transpose; ``output_shape`` and SAME padding
+    are turned into explicit pads."""
 
     @classmethod
     def _impl_v1(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
         x, w, b = _need(inputs, 0, ctx, "X"), _need(inputs, 1, ctx, "W"), _opt(inputs, 2)
-        n = _spatial_rank(x, ctx, "transposed convolution", max_rank=2)
+        n = _spatial_rank(x, ctx, "transposed convolution")
         kernel = _kernel_shape(attrs, w, n, ctx)
         strides = _ints_attr(attrs, "strides", n, 1, ctx)
         dilations = _ints_attr(attrs, "dilations", n, 1, ctx)
@@ -687,21 +664,16 @@ class ConvTranspose(OnnxOpConverter):
             pads = _ints_attr(attrs, "pads", 2 * n, 0, ctx)
         wshape = ctx.shape(w)
         channels = None if isinstance(wshape[1], Any) else wshape[1] * group
-        kernel, strides, dilations, pads = _as_2d(kernel, strides, dilations, pads, n)
-        if n == 1:
-            x, w = _lift_1d(x), _lift_1d(w)
-            out_pad = [0, out_pad[0]]
-        out = _nn.conv2d_transpose(x, w, strides=strides, padding=pads, dilation=dilations,
-                                   groups=group, channels=channels, kernel_size=kernel,
-                                   output_padding=out_pad)
-        if b is not None:
-            out = _nn.bias_add(out, b, axis=1)
-        return _op.squeeze(out, [2]) if n == 1 else out
+        out = _nd_op("conv{n}d_transpose", n)(
+            x, w, strides=strides, padding=pads, dilation=dilations, groups=group,
+            channels=channels, kernel_size=kernel, output_padding=out_pad)
+        return out if b is None else _nn.bias_add(out, b, axis=1)
 
 
 class _Pool(OnnxOpConverter):
-    """MaxPool / AveragePool over 1-, 2- or 3-D windows as nn.max_pool2d / nn.avg_pool2d
-    (ceil_mode and dilations from opset 10, count_include_pad from opset 7; off before)."""
+    """MaxPool / AveragePool over 1-, 2- or 3-D windows as nn.max_pool1d/2d/3d or
+    nn.avg_pool1d/2d/3d (ceil_mode and dilations from opset 10, count_include_pad from
+    opset 7; off before)."""
 
     average: ClassVar[bool]
 
@@ -715,20 +687,11 @@ class _Pool(OnnxOpConverter):
         dilations = _ints_attr(attrs, "dilations", n, 1, ctx)
         pads = _pads(attrs, ctx.shape(x)[2:], kernel, strides, dilations, ctx)
         ceil_mode = bool(attrs.get("ceil_mode", 0))
-        include_pad = bool(attrs.get("count_include_pad", 0))
-
-        def pool2d(data: Expr, k, s, d, p) -> Expr:
-            if cls.average:
-                return _nn.avg_pool2d(data, k, s, d, p, ceil_mode=ceil_mode,
-                                      count_include_pad=include_pad)
-            return _nn.max_pool2d(data, k, s, d, p, ceil_mode=ceil_mode)
-
-        if n == 3:
-            return _pool3d(x, kernel, strides, dilations, pads, pool2d, ctx)
-        kernel, strides, dilations, pads = _as_2d(kernel, strides, dilations, pads, n)
-        if n == 1:
-            return _op.squeeze(pool2d(_lift_1d(x), kernel, strides, dilations, pads), [2])
-        return pool2d(x, kernel, strides, dilations, pads)
+        if cls.average:
+            return _nd_op("avg_pool{n}d", n)(
+                x, kernel, strides, dilations, pads, ceil_mode=ceil_mode,
+                count_include_pad=bool(attrs.get("count_include_pad", 0)))
+        return _nd_op("max_pool{n}d", n)(x, kernel, strides, dilations, pads, ceil_mode=ceil_mode)
 
 
 @_register()
@@ -748,8 +711,9 @@ class _GlobalPool(OnnxOpConverter):
     def _impl_v1(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
         x = _need(inputs, 0, ctx, "X")
         rank = ctx.rank(x)
-        if rank == 4:
-            return (_nn.global_avg_pool2d if cls.average else _nn.global_max_pool2d)(x)
+        if 3 <= rank <= 5:
+            return _nd_op("global_avg_pool{n}d" if cls.average else "global_max_pool{n}d",
+                          rank - 2)(x)
         if rank < 3:
             raise ctx.error(f"global pooling needs an input of rank 3 or more, got rank {rank}")
         return (_op.mean if cls.average else _op.max)(x, list(range(2, rank)), keepdims=True)
@@ -1022,6 +986,18 @@ def _broadcast_dims(a: Sequence, b: Sequence, ctx: Ctx) -> list:
         else:
             raise ctx.error(f"shapes {tuple(a)} and {tuple(b)} do not broadcast")
     return out[::-1]
+
+
+@_register()
+class Einsum(OnnxOpConverter):
+    """einsum of the inputs; ONNX's equations are numpy's (spaces are dropped)."""
+
+    @classmethod
+    def _impl_v12(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        args = [x for x in inputs if x is not None]
+        if not args:
+            raise ctx.error("needs at least one input")
+        return _op.einsum(args, str(_attr(attrs, "equation", ctx)).replace(" ", ""))
 
 
 # --- softmax family -------------------------------------------------------------------------------
@@ -1481,6 +1457,314 @@ class Upsample(OnnxOpConverter):
         return _nn.upsampling(x, scales[2], scales[3], method=method)
 
 
+@_register()
+class Trilu(OnnxOpConverter):
+    """trilu; ``k`` (an optional int64 scalar input) defaults to 0, ``upper`` to 1."""
+
+    @classmethod
+    def _impl_v14(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        x = _need(inputs, 0, ctx, "input")
+        if ctx.rank(x) < 2:
+            raise ctx.error(f"needs an input of rank 2 or more, got rank {ctx.rank(x)}")
+        k = _opt(inputs, 1)
+        if k is None:
+            k = Constant(np.array(0, "int64"))
+        elif ctx.rank(k) != 0:
+            k = _op.reshape(k, [])
+        return _op.trilu(x, k, upper=bool(attrs.get("upper", 1)))
+
+
+def _wrapped_indices(indices: Expr, extent, ctx: Ctx) -> Expr:
+    """Negative indices (allowed by ONNX) made positive, for operators whose kernels would
+    not wrap them; constants are fixed at import."""
+    if isinstance(indices, Constant):
+        idx = indices.array
+        if (idx < 0).any() and not isinstance(extent, Any):
+            return Constant(np.where(idx < 0, idx + extent, idx).astype(idx.dtype))
+        return indices
+    if isinstance(extent, Any):
+        raise ctx.error("negative indices need a static extent along the indexed axis")
+    return _op.where(_op.less(indices, ctx.scalar(0, indices)),
+                     _op.add(indices, ctx.scalar(extent, indices)), indices)
+
+
+_SCATTER_REDUCTIONS = {"none": "update", "add": "add", "mul": "mul", "max": "max", "min": "min"}
+
+
+def _scatter_mode(attrs: Attrs, ctx: Ctx) -> str:
+    name = attrs.get("reduction", "none")
+    mode = _SCATTER_REDUCTIONS.get(name)
+    if mode is None:
+        raise ctx.error(f"unknown reduction {name!r}; expected one of "
+                        f"{', '.join(map(repr, _SCATTER_REDUCTIONS))}")
+    return mode
+
+
+def _scatter_elements(inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+    data = _need(inputs, 0, ctx, "data")
+    indices, updates = _need(inputs, 1, ctx, "indices"), _need(inputs, 2, ctx, "updates")
+    axis = _axis(attrs.get("axis", 0), ctx.rank(data), ctx)
+    return _op.scatter_elements(data, indices, updates, axis=axis,
+                                reduction=_scatter_mode(attrs, ctx))
+
+
+@_register()
+class ScatterElements(OnnxOpConverter):
+    """scatter_elements along ``axis``; ``reduction`` from opset 16 (add, mul), 18 (max,
+    min)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        return _scatter_elements(inputs, attrs, ctx)
+
+
+@_register()
+class Scatter(OnnxOpConverter):
+    """The deprecated name of ScatterElements (opsets 9 and 10), without reduction."""
+
+    @classmethod
+    def _impl_v9(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        return _scatter_elements(inputs, attrs, ctx)
+
+
+@_register()
+class ScatterND(OnnxOpConverter):
+    """scatter_nd, whose indices put the coordinate axis first (ONNX puts it last);
+    ``reduction`` from opset 16 (add, mul), 18 (max, min)."""
+
+    @classmethod
+    def _impl_v11(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        data = _need(inputs, 0, ctx, "data")
+        indices, updates = _need(inputs, 1, ctx, "indices"), _need(inputs, 2, ctx, "updates")
+        ishape = ctx.shape(indices)
+        r = len(ishape)
+        if r < 1 or isinstance(ishape[-1], Any):
+            raise ctx.error(f"indices of shape {tuple(ishape)} need a static last axis")
+        moved = _op.transpose(indices, [r - 1, *range(r - 1)]) if r > 1 else indices
+        return _op.scatter_nd(data, moved, updates, mode=_scatter_mode(attrs, ctx))
+
+
+@_register()
+class OneHot(OnnxOpConverter):
+    """one_hot; negative indices count from the end (ONNX), indices and depth of any numeric
+    type are read as integers, ``values`` is [off, on]."""
+
+    @classmethod
+    def _impl_v9(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        indices = _need(inputs, 0, ctx, "indices")
+        depth = int(ctx.static_scalar(_need(inputs, 1, ctx, "depth"), "depth"))
+        values = _need(inputs, 2, ctx, "values")
+        if depth < 1:
+            raise ctx.error(f"depth must be at least 1, got {depth}")
+        if np.dtype(ctx.dtype(indices)).kind != "i":
+            indices = _op.cast(indices, "int64")
+        indices = _wrapped_indices(indices, depth, ctx)
+        rank = ctx.rank(indices)
+        axis = attrs.get("axis", -1)
+        if not -rank - 1 <= axis <= rank:
+            raise ctx.error(f"axis {axis} is out of range for a result of rank {rank + 1}")
+        axis = axis + rank + 1 if axis < 0 else axis
+        dtype = ctx.dtype(values)
+        known = ctx.value(values)
+        if known is not None:
+            flat = np.asarray(known).reshape(-1)
+            if flat.size != 2:
+                raise ctx.error(f"values must hold two elements [off, on], got {flat.size}")
+            off, on = Constant(flat[0].copy()), Constant(flat[1].copy())
+        else:
+            flat = _op.reshape(values, [2])
+            off = _op.take(flat, Constant(np.array(0, "int64")), axis=0)
+            on = _op.take(flat, Constant(np.array(1, "int64")), axis=0)
+        return _op.one_hot(indices, on, off, depth, -1 if axis == rank else axis, dtype)
+
+
+@_register()
+class NonZero(OnnxOpConverter):
+    """The coordinates of the non-zero elements, one column each (int64, shape (rank, n)).
+
+    How many there are depends on the values: when they are known at import
+    (a constant, or computed from constants and shapes) the result is a
+    constant of static shape; otherwise it is argwhere, transposed, whose
+    second extent is unknown (``?``), so only operators that accept unknown
+    extents may follow it.
+    """
+
+    @classmethod
+    def _impl_v9(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        x = _need(inputs, 0, ctx, "X")
+        if ctx.rank(x) == 0:
+            raise ctx.error("needs an input of rank 1 or more")
+        known = ctx.value(x)
+        if known is not None:
+            return Constant(np.array(np.nonzero(np.asarray(known)), dtype="int64").reshape(
+                np.ndim(known), -1))
+        return _op.transpose(_op.cast(_op.argwhere(x), "int64"), [1, 0])
+
+
+@_register()
+class TopK(OnnxOpConverter):
+    """topk; ``k`` is an attribute in opset 1, an input since 10 (known at import); opset
+    11 adds ``largest`` and ``sorted`` (unsorted results come sorted)."""
+
+    @classmethod
+    def _impl_v1(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> list[Expr]:
+        return cls._build(_need(inputs, 0, ctx, "X"), int(_attr(attrs, "k", ctx)), attrs, ctx)
+
+    @classmethod
+    def _impl_v10(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> list[Expr]:
+        k = ctx.static_ints(_need(inputs, 1, ctx, "K"), "K")
+        if len(k) != 1:
+            raise ctx.error(f"K must hold one value, got {k}")
+        return cls._build(_need(inputs, 0, ctx, "X"), k[0], attrs, ctx)
+
+    @staticmethod
+    def _build(x: Expr, k: int, attrs: Attrs, ctx: Ctx) -> list[Expr]:
+        shape = ctx.shape(x)
+        axis = _axis(attrs.get("axis", -1), len(shape), ctx)
+        extent = shape[axis]
+        if k < 1 or (not isinstance(extent, Any) and k > extent):
+            raise ctx.error(f"K={k} must be between 1 and the extent {extent} of axis {axis}")
+        out = _op.topk(x, k, axis=axis, ret_type="both",
+                       is_ascend=not attrs.get("largest", 1), dtype="int64")
+        return [out[0], out[1]]
+
+
+@_register()
+class CumSum(OnnxOpConverter):
+    """cumsum along the ``axis`` input; ``reverse`` runs from the end (reverse, scan,
+    reverse), ``exclusive`` leaves each element out of its own sum."""
+
+    @classmethod
+    def _impl_v11(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        x = _need(inputs, 0, ctx, "x")
+        axis = int(ctx.static_scalar(_need(inputs, 1, ctx, "axis"), "axis"))
+        axis = _axis(axis, ctx.rank(x), ctx)
+        exclusive = bool(attrs.get("exclusive", 0))
+        if not attrs.get("reverse", 0):
+            return _op.cumsum(x, axis=axis, exclusive=exclusive)
+        out = _op.cumsum(_op.reverse(x, axis), axis=axis, exclusive=exclusive)
+        return _op.reverse(out, axis)
+
+
+_RESIZE_NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+_RESIZE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                 "tf_half_pixel_for_nn", "tf_crop_and_resize")
+
+
+@_register()
+class Resize(OnnxOpConverter):
+    """image.resize2d of the last two axes of a 4-D tensor (N and C are not scaled).
+
+    Opset 10 has ``scales`` only and the asymmetric transformation; opset 11
+    adds ``roi``, ``sizes``, the transformation modes, cubic interpolation and
+    the nearest modes; opset 18 adds ``axes``, ``antialias`` and
+    ``keep_aspect_ratio_policy``.  Relay computes an axis's scale as the ratio
+    of its extents, so ``scales`` whose product with an extent is not a whole
+    number (where ONNX samples with the given scale, not the ratio) are not
+    supported, nor are antialiasing and the aspect-ratio policies.
+    """
+
+    @classmethod
+    def _impl_v10(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        x = _need(inputs, 0, ctx, "X")
+        scales = ctx.static_value(_need(inputs, 1, ctx, "scales"), "scales")
+        mode = attrs.get("mode", "nearest")
+        return cls._build(x, [float(v) for v in scales.reshape(-1)], None, None,
+                          {"mode": mode, "coordinate_transformation_mode": "asymmetric",
+                           "nearest_mode": "floor"}, ctx)
+
+    @classmethod
+    def _impl_v11(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
+        x = _need(inputs, 0, ctx, "X")
+        roi_e, scales_e, sizes_e = _opt(inputs, 1), _opt(inputs, 2), _opt(inputs, 3)
+        roi = None if roi_e is None else [float(v) for v in
+                                          ctx.static_value(roi_e, "roi").reshape(-1)]
+        scales = None if scales_e is None else [float(v) for v in
+                                                ctx.static_value(scales_e, "scales").reshape(-1)]
+        sizes = None if sizes_e is None else ctx.static_ints(sizes_e, "sizes")
+        if scales is not None and not scales:
+            scales = None  # an empty scales tensor stands for "not given" before opset 13
+        if attrs.get("antialias", 0):
+            raise ctx.unsupported("antialias=1 is not supported")
+        policy = attrs.get("keep_aspect_ratio_policy", "stretch")
+        if policy != "stretch" and sizes is not None:
+            raise ctx.unsupported(f"keep_aspect_ratio_policy={policy!r} is not supported "
+                                  f"(stretch only)")
+        axes = attrs.get("axes")
+        if axes is not None:
+            rank = ctx.rank(x)
+            axes = _axes(axes, rank, ctx)
+            full_roi = None if roi is None else [0.0] * rank + [1.0] * rank
+            full_scales = None if scales is None else [1.0] * rank
+            full_sizes = None if sizes is None else list(ctx.static_shape(x, "the input"))
+            for i, a in enumerate(axes):
+                if full_roi is not None:
+                    full_roi[a], full_roi[a + rank] = roi[i], roi[i + len(axes)]
+                if full_scales is not None:
+                    full_scales[a] = scales[i]
+                if full_sizes is not None:
+                    full_sizes[a] = sizes[i]
+            roi, scales, sizes = full_roi, full_scales, full_sizes
+        return cls._build(x, scales, sizes, roi, attrs, ctx)
+
+    @staticmethod
+    def _build(x: Expr, scales, sizes, roi, attrs: Attrs, ctx: Ctx) -> Expr:
+        shape = ctx.shape(x)
+        if len(shape) != 4:
+            raise ctx.unsupported(f"only 4-D inputs (N, C, H, W) can be resized, got rank "
+                                  f"{len(shape)}")
+        if any(isinstance(d, Any) for d in shape[2:]):
+            raise ctx.error(f"resizing needs static H and W extents, got {tuple(shape)}")
+        if sizes is not None:
+            if len(sizes) != 4:
+                raise ctx.error(f"sizes {sizes} should have 4 values")
+            if any(not isinstance(d, Any) and d != n for d, n in zip(shape[:2], sizes[:2])):
+                raise ctx.unsupported(f"sizes {sizes} change N or C; only H and W can be resized")
+            out_hw = list(sizes[2:])
+        elif scales is not None:
+            if len(scales) != 4:
+                raise ctx.error(f"scales {scales} should have 4 values")
+            if scales[0] != 1 or scales[1] != 1:
+                raise ctx.unsupported(f"scales {scales} scale N or C; only H and W can be "
+                                      f"resized")
+            out_hw = []
+            for d, sc in zip(shape[2:], scales[2:]):
+                n = math.floor(d * sc)
+                if n < 1 or not math.isclose(n / d, sc, rel_tol=1e-6):
+                    raise ctx.unsupported(f"scale {sc} of an extent of {d} gives {d * sc} "
+                                          f"pixels, not a whole number; relaypass resizes by the "
+                                          f"ratio of extents (give sizes instead)")
+                out_hw.append(n)
+        else:
+            raise ctx.error("needs scales or sizes")
+        mode = attrs.get("mode", "nearest")
+        method = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic"}.get(mode)
+        if method is None:
+            raise ctx.error(f"unknown mode {mode!r}; expected nearest, linear or cubic")
+        transform = attrs.get("coordinate_transformation_mode", "half_pixel")
+        if transform not in _RESIZE_MODES:
+            raise ctx.unsupported(f"coordinate_transformation_mode {transform!r} is not "
+                                  f"supported ({', '.join(_RESIZE_MODES)})")
+        nearest = attrs.get("nearest_mode", "round_prefer_floor")
+        if nearest not in _RESIZE_NEAREST:
+            raise ctx.error(f"unknown nearest_mode {nearest!r}")
+        box = (0.0, 0.0, 1.0, 1.0)
+        if transform == "tf_crop_and_resize":
+            if roi is None or len(roi) != 8:
+                raise ctx.error("tf_crop_and_resize needs a roi of 8 values (starts and ends "
+                                "of the 4 axes)")
+            if roi[0] != 0 or roi[1] != 0 or roi[4] != 1 or roi[5] != 1:
+                raise ctx.unsupported(f"roi {roi} crops N or C; only H and W can be cropped")
+            box = (roi[2], roi[3], roi[6], roi[7])
+        return _op.image.resize2d(
+            x, out_hw, roi=box, layout="NCHW", method=method,
+            coordinate_transformation_mode=transform,
+            rounding_method=nearest if method == "nearest_neighbor" else "",
+            cubic_alpha=attrs.get("cubic_coeff_a", -0.75),
+            cubic_exclude=int(attrs.get("exclude_outside", 0)),
+            extrapolation_value=attrs.get("extrapolation_value", 0.0))
+
+
 # --- reductions -----------------------------------------------------------------------------------
 
 
@@ -1609,8 +1893,15 @@ class ConstantOfShape(OnnxOpConverter):
 
 @_register()
 class Range(OnnxOpConverter):
+    """arange; bounds whose values are known are passed as constants, which gives the result
+    a static length (arange's relation reads constant bounds only)."""
+
     @classmethod
     def _impl_v11(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
-        start = _need(inputs, 0, ctx, "start")
-        limit, delta = _need(inputs, 1, ctx, "limit"), _need(inputs, 2, ctx, "delta")
+        start = ctx.known(_need(inputs, 0, ctx, "start"))
+        limit = ctx.known(_need(inputs, 1, ctx, "limit"))
+        delta = ctx.known(_need(inputs, 2, ctx, "delta"))
+        for what, e in (("start", start), ("limit", limit), ("delta", delta)):
+            if ctx.rank(e) != 0:
+                raise ctx.error(f"{what} must be a scalar, got shape {tuple(ctx.shape(e))}")
         return _op.arange(start, limit, delta, dtype=ctx.dtype(start))

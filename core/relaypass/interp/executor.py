@@ -10,7 +10,10 @@ front end hands back:
 * a tuple is an :class:`~relaypass.interp.container.ADT` (a tuple of values,
   tag 0) from ``"debug"`` and ``"vm"``, and a Python list from ``"graph"``;
 * closures and references are the interpreter's :class:`Closure` and
-  :class:`RefValue`.
+  :class:`RefValue`;
+* a value of an algebraic data type is a
+  :class:`~relaypass.interp.adt_values.ConstructorValue` whose fields are
+  runtime values too.
 
 Arguments may be NDArrays, numpy arrays or Python numbers, positionally or by
 parameter name.  As TVM's executors do, ``evaluate`` first type-checks what it
@@ -38,6 +41,7 @@ from ..ir.types import Any as AnyDim
 from ..ir.types import TensorType, TupleType, Type
 from ..transform import Pass, get_pass_by_role
 from ..transform.errors import PassNotFoundError
+from .adt_values import ConstructorValue, convert_value
 from .container import ADT
 from .interpreter import Closure, Interpreter, RefValue
 
@@ -101,11 +105,10 @@ class Executor(Interpreter):
         """An interpreter value as TVM's front end returns it."""
         t = type(value)
         if t is _ndarray:
-            # A result of its own, as TVM's outputs are: never the memory of an argument or a constant.
-            return NDArray(np.array(value, copy=True))
-        if t is tuple:
-            return self._container([self._runtime_value(v) for v in value])
-        return value
+            return _result_array(value)
+        if t is not tuple and t is not ConstructorValue:
+            return value
+        return convert_value(value, _result_leaf, self._container)
 
     def _container(self, fields: list[Any]) -> Any:
         return ADT(0, fields)
@@ -179,6 +182,15 @@ def create_executor(
         mod = mod.copy()
         mod.update_func("main", main)
     return cls(mod, device, target)
+
+
+def _result_array(value: np.ndarray) -> NDArray:
+    # A result of its own, as TVM's outputs are: never the memory of an argument or a constant.
+    return NDArray(np.array(value, copy=True))
+
+
+def _result_leaf(value: Any) -> Any:
+    return _result_array(value) if type(value) is _ndarray else value
 
 
 def _typer() -> Pass | None:

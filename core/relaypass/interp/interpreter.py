@@ -2,8 +2,9 @@
 
 Passes are checked by running a module before and after them and comparing
 the outputs, so this is the one place where the meaning of the IR is
-executable.  Values are numpy arrays, Python tuples of values, :class:`Closure`
-and :class:`RefValue`; the executors of ``relay.create_executor``
+executable.  Values are numpy arrays, Python tuples of values, :class:`Closure`,
+:class:`RefValue` and :class:`~relaypass.interp.adt_values.ConstructorValue`
+(a constructor applied to values); the executors of ``relay.create_executor``
 (:mod:`relaypass.interp.executor`) hand them to users as TVM's runtime values.
 
 How evaluation is organised, and why:
@@ -16,7 +17,8 @@ How evaluation is organised, and why:
   explicit stack, children left to right, and let chains in a loop, so the
   length of a program never turns into Python recursion.
 * Python recurses once per *non-tail* Relay call.  A call in tail position
-  (the value of a function body, of a let chain, of an If branch) replaces the
+  (the value of a function body, of a let chain, of an If branch or of a
+  match clause) replaces the
   current frame instead, so tail-recursive loops run to any depth and
   ``factorial(200)`` written the ordinary way needs about 200 Python frames.
   Once the recursion is :data:`SHALLOW_LEVELS` deep, it moves to a worker
@@ -34,6 +36,7 @@ import numpy as np
 
 from ..deep_recursion import run_deep, state
 from ..errors import AttrsError, EvaluationError, ModuleError
+from ..ir.adt import Constructor, Match
 from ..ir.expr import (
     Call,
     Constant,
@@ -56,6 +59,13 @@ from ..ir.summary import short_text
 from ..ir.types import Any as AnyDim
 from ..ir.types import TensorType, TupleType
 from ..ir.variables import free_vars
+from .adt_values import (
+    ConstructorValue,
+    MatchFailureError,
+    convert_value,
+    match_pattern,
+    value_text,
+)
 
 __all__ = ["MAX_NESTED_CALLS", "SHALLOW_LEVELS", "Closure", "Interpreter", "RefValue"]
 
@@ -120,6 +130,8 @@ class Interpreter:
         self._free_vars: dict[Function, tuple[Var, ...]] = {}
         # Each operator's kernel and arity, looked up once per executor.
         self._kernels: dict[Op, tuple[Callable[[list[Any], Any], Any], int, Any]] = {}
+        # A constructor used as a value is the function that calls it, made once.
+        self._constructor_functions: dict[Constructor, Function] = {}
 
     # --- the public entry point ----------------------------------------------
     def evaluate(self, expr: Expr | None = None, binds: Mapping[Var, Any] | None = None) -> Any:
@@ -233,7 +245,8 @@ class Interpreter:
                         ot = type(op)
                         # The callee is evaluated after the arguments, as in Relay:
                         # pushed first, it sits below them on the stack.
-                        if ot is not Op and ot is not GlobalVar and op not in memo:
+                        if (ot is not Op and ot is not GlobalVar and ot is not Constructor
+                                and op not in memo):
                             if ot is Var:
                                 raise self._unbound(op, node)
                             stack.append(op)
@@ -287,6 +300,14 @@ class Interpreter:
                             if type(result) is not _ndarray:
                                 result = _normalize_result(result, op, node)
                             memo[node] = result
+                            continue
+                        if ot is Constructor:
+                            if len(args) != len(op.inputs):
+                                raise EvaluationError(
+                                    f"constructor {op.name_hint} takes {len(op.inputs)} "
+                                    f"argument(s), got {len(args)}: {_located(node)}"
+                                )
+                            memo[node] = ConstructorValue(op.tag, args, op)
                             continue
                         if ot is GlobalVar:
                             func = self._global_function(op, node)
@@ -357,6 +378,9 @@ class Interpreter:
                         f"{_value_summary(flag)}: {_located(expr)}"
                     )
                 expr = expr.true_branch if flag else expr.false_branch
+            elif t is Match:
+                # The chosen clause's body is in tail position, as an If's branch.
+                expr = self._choose_clause(expr, memo)
             elif t is Constant:
                 value = expr.array
                 break
@@ -367,6 +391,9 @@ class Interpreter:
                 break
             elif t is GlobalVar:
                 value = Closure(self._global_function(expr, None), {}, self)
+                break
+            elif t is Constructor:
+                value = Closure(self._constructor_function(expr), {}, self)
                 break
             elif t is RefCreate:
                 inner = expr.value
@@ -392,6 +419,36 @@ class Interpreter:
             for node in tail_nodes:
                 start[node] = value
         return value
+
+    def _choose_clause(self, match: Match, memo: dict[Expr, Any]) -> Expr:
+        """The body of the first clause whose pattern fits the matched value; its variables bound."""
+        data = match.data
+        value = memo[data] if data in memo else self._eval(data, memo)
+        for pattern, body in zip(match.patterns, match.bodies):
+            bindings: dict[Any, Any] = {}
+            try:
+                fits = match_pattern(pattern, value, bindings)
+            except EvaluationError as exc:  # a pattern that does not fit its constructor
+                raise EvaluationError(f"{exc}: {_located(match)}") from None
+            if fits:
+                memo.update(bindings)
+                return body
+        ctor = value.constructor if type(value) is ConstructorValue else None
+        what = f"constructor {ctor.name_hint}: {value_text(value)}" if ctor is not None else (
+            _value_summary(value)
+        )
+        raise MatchFailureError(
+            f"no clause of the match handles the value of {what}; the match: {_located(match)}",
+            ctor,
+        )
+
+    def _constructor_function(self, ctor: Constructor) -> Function:
+        """``fn (%field0, ...) { ctor(%field0, ...) }``: a constructor passed as a function."""
+        func = self._constructor_functions.get(ctor)
+        if func is None:
+            params = [Var(f"field{i}", t) for i, t in enumerate(ctor.inputs)]
+            func = self._constructor_functions[ctor] = Function(params, Call(ctor, params))
+        return func
 
     def _kernel_entry(self, op: Op, call: Call) -> tuple[Callable[[list[Any], Any], Any], int, Any]:
         kernel = op.get_attr("FKernel")
@@ -516,6 +573,11 @@ def _convert_arg(value: Any, param: Var) -> Any:
 def _to_value(value: Any, ty: Any) -> Any:
     if type(value) is NDArray:
         value = np.asarray(value)  # its array, not a copy: the interpreter never writes into one
+    if type(value) is ConstructorValue:
+        if isinstance(ty, (TensorType, TupleType)):
+            raise TypeError(f"expected a value of type {ty}, got {_value_summary(value)}")
+        # Its fields may be runtime values an executor handed back (NDArrays, ADTs).
+        return convert_value(value, lambda v: _to_value(v, None), tuple)
     if isinstance(value, (Closure, RefValue)):
         if isinstance(ty, (TensorType, TupleType)):
             raise TypeError(f"expected a value of type {ty}, got {_value_summary(value)}")
@@ -579,7 +641,7 @@ def _normalize_result(result: Any, op: Op, call: Call) -> Any:
         )
     if isinstance(result, (np.generic, bool, int, float, complex)):
         return np.asarray(result)
-    if type(result) is RefValue or type(result) is Closure:
+    if type(result) is RefValue or type(result) is Closure or type(result) is ConstructorValue:
         return result  # passed through, as the annotation operators pass any value
     raise EvaluationError(
         f"the kernel of {op.name} returned a {type(result).__name__}, not an array or a tuple: "
@@ -596,6 +658,8 @@ def _value_summary(value: Any) -> str:
         return "a closure"
     if isinstance(value, RefValue):
         return "a reference"
+    if isinstance(value, ConstructorValue):
+        return f"a value of constructor {value.constructor.name_hint}"
     return f"a Python {type(value).__name__}"
 
 

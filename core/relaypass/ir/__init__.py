@@ -6,6 +6,17 @@ Also TVM's ``tvm.ir`` glue that pass code touches: ``Array``/``Map``
 """
 
 from . import container
+from .adt import (
+    Clause,
+    Constructor,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from .attrs import Attrs
 from .container import Array, Map
 from .expr import (
@@ -56,6 +67,7 @@ from .types import (
     TensorType,
     TupleType,
     Type,
+    TypeCall,
     TypeKind,
     TypeVar,
     scalar_type,
@@ -74,4 +86,6 @@ __all__ = [
     "RelayExpr", "Span", "TensorType", "Tuple", "TupleGetItem", "TupleType", "Type", "TypeKind",
     "TypeVar", "Var", "assert_structural_equal", "make_call", "register_op", "register_op_attr",
     "scalar_type", "set_checked_type", "structural_equal", "structural_hash",
+    "Clause", "Constructor", "Match", "Pattern", "PatternConstructor", "PatternTuple",
+    "PatternVar", "PatternWildcard", "TypeCall", "TypeData",
 ]

@@ -278,7 +278,8 @@ class BaseFunc(Expr):
 class Function(BaseFunc):
     """A function ``fn (%x: T) -> R { body }`` with optional type parameters and attributes."""
 
-    __slots__ = ("params", "body", "ret_type", "type_params", "attrs")
+    # Weakly referenceable: analyses may remember facts about a function for as long as it lives.
+    __slots__ = ("params", "body", "ret_type", "type_params", "attrs", "__weakref__")
     _fields_ = fields(
         params=VARS, body=EXPR, ret_type=TYPE, type_params=TYPE_VARS, attrs=ATTRS, span=SPAN
     )

@@ -34,7 +34,7 @@ from operator import is_
 from typing import Any
 
 __all__ = [
-    "ATTRS", "BRANCH", "CALLEE", "DATA", "EXPR", "EXPRS", "INFO", "SPAN", "TENSOR", "TYPE",
+    "ATTRS", "BRANCH", "BRANCHES", "CALLEE", "DATA", "EXPR", "EXPRS", "INFO", "SPAN", "TENSOR", "TYPE",
     "TYPES", "TYPE_VARS", "VAR", "VARS", "Field", "Kind", "Layout", "PerKind", "children",
     "compile_source", "fields", "layout_of", "map_children", "rebuild", "tuple_source",
     "with_children", "with_fields",
@@ -49,22 +49,27 @@ class Kind:
     children.  ``seq``: a tuple of them.  ``binds``: the node binds these
     variables (they are in scope in all its children).  ``callee``: evaluated
     after the other children, as Relay evaluates a call's arguments before its
-    callee.  ``branch``: a block of its own (a scope of its own).  ``compare``:
-    takes part in structural equality and hashing.
+    callee.  ``branch``: a block of its own (a scope of its own; each item of a
+    sequence of branches is one).  ``compare``: takes part in structural
+    equality and hashing.  ``binders``: for a field that binds variables it
+    does not hold as such (a match's patterns), ``binders(value)`` gives the
+    variables; the ``i``-th item binds in the ``i``-th branch of the node's
+    sequence of branches, and nowhere else.
     """
 
-    __slots__ = ("name", "lang", "seq", "binds", "callee", "branch", "compare")
+    __slots__ = ("name", "lang", "seq", "binds", "callee", "branch", "compare", "binders")
 
     def __init__(self, name: str, lang: str | None = None, *, seq: bool = False,
                  binds: bool = False, callee: bool = False, branch: bool = False,
-                 compare: bool = True) -> None:
+                 compare: bool = True, binders: Callable[[Any], tuple] | None = None) -> None:
         self.name = name
         self.lang = lang
         self.seq = seq
-        self.binds = binds
+        self.binds = binds or binders is not None
         self.callee = callee
         self.branch = branch
         self.compare = compare
+        self.binders = binders
 
     def __repr__(self) -> str:
         return self.name
@@ -78,6 +83,8 @@ CALLEE = Kind("CALLEE", "expr", callee=True)
 """The expression a call applies; evaluated after the other children."""
 BRANCH = Kind("BRANCH", "expr", branch=True)
 """A sub-expression evaluated in a block of its own (a branch of an If)."""
+BRANCHES = Kind("BRANCHES", "expr", seq=True, branch=True)
+"""A tuple of sub-expressions, each evaluated in a block of its own (the clauses of a match)."""
 VAR = Kind("VAR", "expr", binds=True)
 """A variable the node binds (a let's variable)."""
 VARS = Kind("VARS", "expr", seq=True, binds=True)
@@ -239,6 +246,23 @@ def _key_source(layout_fields: Sequence[Field], child_fields: Sequence[Field]) -
     return "(" + "".join(p + ", " for p in parts) + ")"
 
 
+def _bound_vars_source(var_fields: Sequence[Field], pattern_fields: Sequence[Field]) -> str:
+    """The variables a node binds: its variable fields, then what its patterns bind."""
+    if not pattern_fields:
+        return tuple_source(var_fields)
+    parts = [f"*n.{f.name}" if f.kind.seq else f"n.{f.name}" for f in var_fields]
+    parts += [f"*binders_{f.name}(n.{f.name})" for f in pattern_fields]
+    return "(" + ", ".join(parts) + ",)"
+
+
+def _scopes_source(binder_scope: Sequence[Field], branches: Sequence[Field]) -> str:
+    """The children of each scope a node opens: its binders' scope, then each branch."""
+    parts = [f"({tuple_source(binder_scope)},)"] if binder_scope else []
+    for f in branches:
+        parts.append(f"tuple([(k,) for k in n.{f.name}])" if f.kind.seq else f"((n.{f.name},),)")
+    return " + ".join(parts) if parts else "()"
+
+
 class Layout:
     """What one node class is made of, compiled from its ``_fields_`` declaration.
 
@@ -280,30 +304,41 @@ class Layout:
         child nor a binder.
     ``bound_vars(n)`` / ``bound_type_vars(n)``
         the variables and type variables the node binds.
-    ``outer(n)`` / ``scopes``
-        the children in the node's own scope, and one getter per scope the
-        node opens (the scope of its binders holds all its other children; a
-        branch is a scope of its own).
+    ``outer(n)`` / ``scopes_of(n)`` / ``opens_scopes``
+        the children in the node's own scope, and the children of each scope
+        the node opens, one tuple per scope (the scope of its binders holds
+        all its other children; a branch is a scope of its own, and so is
+        each item of a sequence of branches); ``opens_scopes``: whether the
+        kind opens any.
+    ``build``
+        what the generated rebuilds call with every declared field in order:
+        the class, or its ``_from_fields_`` when its constructor takes other
+        parameters (a match is built from clauses, but declares its patterns
+        and its clauses' bodies).
     """
 
     __slots__ = (
-        "cls", "fields", "names", "lang", "child_fields", "binds",
-        "var_fields", "type_var_fields", "type_fields", "tensor_fields", "check_fields",
-        "subterm_fields", "leaf", "children", "evaluated", "operands", "subterms", "rebuild", "remap",
-        "walk", "key",
-        "bound_vars", "bound_type_vars", "outer", "scopes", "tag", "source",
+        "cls", "build", "fields", "names", "lang", "child_fields", "binds",
+        "var_fields", "type_var_fields", "pattern_fields", "type_fields", "tensor_fields",
+        "check_fields", "subterm_fields", "leaf", "children", "evaluated", "operands", "subterms",
+        "rebuild", "remap", "walk", "key",
+        "bound_vars", "bound_type_vars", "outer", "scopes_of", "opens_scopes", "tag", "source",
     )
 
     def __init__(self, cls: type, declared: Sequence[Field], lang: str | None) -> None:
         self.cls = cls
+        self.build = getattr(cls, "_from_fields_", cls)
         self.fields = tuple(declared)
         self.names = tuple(f.name for f in declared)
         self.lang = lang
         child = tuple(f for f in declared if f.kind.lang is not None and f.kind.lang == lang)
         self.child_fields = child
-        self.var_fields = tuple(f for f in declared if f.kind.binds and f.kind.lang == "expr")
+        self.pattern_fields = tuple(f for f in declared if f.kind.binders is not None)
+        self.var_fields = tuple(
+            f for f in declared if f.kind.binds and f.kind.lang == "expr" and f.kind.binders is None
+        )
         self.type_var_fields = tuple(f for f in declared if f.kind.binds and f.kind.lang == "type")
-        self.binds = bool(self.var_fields or self.type_var_fields)
+        self.binds = bool(self.var_fields or self.type_var_fields or self.pattern_fields)
         # Types an expression holds (annotations, type arguments); a type's are its children.
         self.type_fields = tuple(
             f for f in declared if f.kind.lang == "type" and not f.kind.binds and f not in child
@@ -317,7 +352,9 @@ class Layout:
             if (f.kind.seq and f in child or f not in child and f.kind.compare)
             and not f.kind.binds
         )
-        binder_scope = tuple(f for f in child if not f.kind.branch) if self.binds else ()
+        # The variables of patterns bind in their branch only, not in the node's other children.
+        binds_all = bool(self.var_fields or self.type_var_fields)
+        binder_scope = tuple(f for f in child if not f.kind.branch) if binds_all else ()
         branches = tuple(f for f in child if f.kind.branch)
         outer = tuple(f for f in child if f not in binder_scope and not f.kind.branch)
         operands = tuple(f for f in child if not f.kind.callee and not f.kind.binds)
@@ -333,23 +370,24 @@ class Layout:
             "subterms": tuple_source(self.subterm_fields),
             "rebuild": _rebuild_source(declared, child),
             "key": _key_source(declared, child),
-            "bound_vars": tuple_source(self.var_fields),
+            "bound_vars": _bound_vars_source(self.var_fields, self.pattern_fields),
             "bound_type_vars": tuple_source(self.type_var_fields),
             "outer": tuple_source(outer),
+            "scopes_of": _scopes_source(binder_scope, branches),
         }
-        scope_sources = [tuple_source(binder_scope)] if binder_scope else []
-        scope_sources += [tuple_source((f,)) for f in branches]
+        self.opens_scopes = bool(binder_scope or branches)
         lines = []
         for name, expr in sources.items():
             params = "n, k" if name == "rebuild" else "n"
             lines.append(f"def {name}({params}):\n    return {expr}\n")
-        for i, expr in enumerate(scope_sources):
-            lines.append(f"def scope_{i}(n):\n    return {expr}\n")
         lines.append(f"def remap(n, f, m):\n{_remap_source(declared, child, lang)}")
         lines.append(f"def walk(n, f, m):\n{_walk_source(child)}")
         self.source = "\n".join(lines)
+        namespace: dict[str, Any] = {"cls": self.build, "is_": is_}
+        for f in self.pattern_fields:
+            namespace[f"binders_{f.name}"] = f.kind.binders
         namespace = compile_source(
-            self.source, {"cls": cls, "is_": is_}, f"<fields of {cls.__module__}.{cls.__qualname__}>"
+            self.source, namespace, f"<fields of {cls.__module__}.{cls.__qualname__}>"
         )
         self.children = namespace["children"]
         self.operands = namespace["operands"]
@@ -362,7 +400,7 @@ class Layout:
         self.outer = namespace["outer"]
         self.remap = namespace["remap"]
         self.walk = namespace["walk"]
-        self.scopes = tuple(namespace[f"scope_{i}"] for i in range(len(scope_sources)))
+        self.scopes_of = namespace["scopes_of"]
         # Keeps kinds apart in structural hashes (stable within a process, as str hashes are).
         self.tag = hash(("relaypass node", cls.__module__, cls.__qualname__))
 
@@ -465,7 +503,7 @@ def rebuild(node: object, kids: Sequence[Any], **changes: Any) -> Any:
                 f"{type(node).__name__} has no field {name!r}; its fields: {', '.join(layout.names)}"
             )
         values[name] = value
-    return layout.cls(*values.values())
+    return layout.build(*values.values())
 
 
 def with_children(node: Any, kids: Sequence[Any]) -> Any:
@@ -488,7 +526,7 @@ def with_fields(node: Any, **changes: Any) -> Any:
         raise TypeError(
             f"{type(node).__name__} has no field {unknown[0]!r}; its fields: {', '.join(layout.names)}"
         )
-    return layout.cls(*[changes[name] if name in changes else getattr(node, name)
+    return layout.build(*[changes[name] if name in changes else getattr(node, name)
                         for name in layout.names])
 
 

@@ -7,6 +7,10 @@ built on the node classes, so the node classes cannot import them without an
 import cycle.  They call these slots instead, and each of those modules fills
 its slots when imported.  ``relaypass.ir`` imports all of them, so the slots
 are filled before any node can exist.
+
+One slot is filled from above the IR: ``import_from_std`` parses and
+type-checks a standard Relay file, which needs type inference (reached through
+the pass registry); the package root fills it when the IR is imported.
 """
 
 from __future__ import annotations
@@ -15,22 +19,26 @@ from collections.abc import Callable
 from typing import Any
 
 
-def _unfilled(module: str) -> Callable[..., Any]:
+def _unfilled(module: str, importer: str = "relaypass.ir") -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"relaypass.ir.{module} is not loaded (import relaypass.ir first)")
+        raise RuntimeError(f"{module} is not loaded (import {importer} first)")
     return call
 
 
 #: ``astext(node, show_meta_data=True, annotate=None)``: the text form of a module or expression.
-astext: Callable[..., str] = _unfilled("text.printer")
+astext: Callable[..., str] = _unfilled("relaypass.ir.text.printer")
 #: ``pretty_print(node)``: ``str(node)``, the text without version line and metadata.
-pretty_print: Callable[[Any], str] = _unfilled("text.printer")
+pretty_print: Callable[[Any], str] = _unfilled("relaypass.ir.text.printer")
 #: ``type_to_text(ty)``: the text form of a type.
-type_to_text: Callable[[Any], str] = _unfilled("text.printer")
+type_to_text: Callable[[Any], str] = _unfilled("relaypass.ir.text.printer")
 #: ``structural_equal(a, b)`` and ``structural_hash(a)``, for types and attribute values.
-structural_equal: Callable[[Any, Any], bool] = _unfilled("structural")
-structural_hash: Callable[[Any], int] = _unfilled("structural")
+structural_equal: Callable[[Any, Any], bool] = _unfilled("relaypass.ir.structural")
+structural_hash: Callable[[Any], int] = _unfilled("relaypass.ir.structural")
 #: ``get_op(name)``: the registered operator ``name`` (``Op.get``).
-get_op: Callable[[str], Any] = _unfilled("op")
+get_op: Callable[[str], Any] = _unfilled("relaypass.ir.op")
 #: ``make_call(op_name, args, **attrs)``: a call with the operator's attribute schema.
-make_call: Callable[..., Any] = _unfilled("op")
+make_call: Callable[..., Any] = _unfilled("relaypass.ir.op")
+#: ``import_from_std(mod, name)``: parse the standard Relay file ``name`` (``"prelude"``) into
+#: ``mod`` and type-check it (``IRModule.import_from_std``), with the front end that ships the
+#: files; the package root fills this slot.
+import_from_std: Callable[..., Any] = _unfilled("relaypass.frontend.prelude", "relaypass")

@@ -66,7 +66,8 @@ def _parts(obj: Any) -> list[Any]:
     if isinstance(obj, Map):
         return [x for kv in obj.items() for x in kv]
     if isinstance(obj, IRModule):
-        return [obj.attrs, *[x for kv in obj.items() for x in kv]]
+        return [obj.attrs, *[x for kv in obj.type_definitions.items() for x in kv],
+                *[x for kv in obj.items() for x in kv]]
     if isinstance(obj, (Op, NDArray)):
         return []
     layout = getattr(type(obj), "_layout_", None)
@@ -129,6 +130,7 @@ class _Writer:
             return {"type_key": key, "items": [[self.value(k), self.value(v)] for k, v in obj.items()]}
         if isinstance(obj, IRModule):
             return {"type_key": key, "attrs": self.value(obj.attrs),
+                    "types": [[self.value(g), self.value(d)] for g, d in obj.type_definitions.items()],
                     "functions": [[self.value(gv), self.value(f)] for gv, f in obj.items()]}
         if isinstance(obj, Op):
             return {"type_key": key, "name": obj.name}
@@ -205,6 +207,8 @@ class _Reader:
             return Map([(self.value(k), self.value(v)) for k, v in entry["items"]])
         if cls is IRModule:
             mod = IRModule(attrs=self.value(entry["attrs"]))
+            for gtv, data in entry.get("types", ()):
+                mod.add_type_def(self.value(gtv), self.value(data))
             for gv, func in entry["functions"]:
                 mod.add(self.value(gv), self.value(func))
             return mod
@@ -219,7 +223,7 @@ class _Reader:
         values = [self.value(fields.get(name)) for name in layout.names]
         if cls is Constant and not isinstance(values[0], NDArray):
             raise JSONFormatError("load_json: a constant without its array")
-        return cls(*values)
+        return layout.build(*values)
 
 
 def load_json(json_str: str) -> Any:

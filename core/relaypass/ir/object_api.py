@@ -17,6 +17,16 @@ from numbers import Number
 from typing import Any
 
 from .._ffi.registry import object_type, register_object, type_key_of
+from .adt import (
+    Clause,
+    Constructor,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from .attrs import Attrs
 from .container import Array, Map
 from .expr import (
@@ -48,6 +58,7 @@ from .types import (
     RefType,
     TensorType,
     TupleType,
+    TypeCall,
     TypeVar,
 )
 
@@ -63,6 +74,10 @@ TYPE_KEYS: dict[str, type] = {
     "relay.RefType": RefType, "tir.Any": AnyDim, "IntImm": IntImm, "Span": Span,
     "SourceName": SourceName, "IRModule": IRModule, "DictAttrs": Attrs, "Array": Array,
     "Map": Map, "runtime.NDArray": NDArray,
+    "TypeCall": TypeCall, "relay.TypeData": TypeData, "relay.Constructor": Constructor,
+    "relay.Match": Match, "relay.Clause": Clause, "relay.PatternWildcard": PatternWildcard,
+    "relay.PatternVar": PatternVar, "relay.PatternConstructor": PatternConstructor,
+    "relay.PatternTuple": PatternTuple,
 }
 """TVM's type key of each IR class (``type_key(cls)`` reads it back)."""
 

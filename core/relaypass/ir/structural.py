@@ -17,8 +17,13 @@ answer:
   of the comparison (TVM does not scope them).  A free variable is equal only
   to itself, unless ``map_free_vars`` is set: then free variables are mapped
   on first encounter, consistently.  Variable type annotations are compared.
-* Constants compare by dtype, shape and bytes; global variables and
-  operators by name; attributes field by field (a map keyed by variables
+* Constants compare by dtype, shape and bytes; global variables, global
+  type variables, constructors and operators by name (a constructor also by
+  the type it belongs to); a type definition by its name, type parameters
+  (mapped) and constructors with their field types; a match's patterns bind
+  their variables as parameters do; modules compare their type definitions
+  before their functions, so that constructors' field types are compared with
+  the type parameters mapped; attributes field by field (a map keyed by variables
   through the variables' mapping); sequences item by item, whatever the
   sequence type (a tuple equals a list of the same items, as TVM's Arrays);
   ``checked_type`` and spans not at all, nor the ``type_args`` of a call of
@@ -58,6 +63,16 @@ from numbers import Number
 from typing import Any as _AnyT
 
 from . import hooks
+from .adt import (
+    Clause,
+    Constructor,
+    Pattern,
+    PatternConstructor,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+    pattern_vars,
+)
 from .attrs import Attrs, is_plain_value
 from .container import Array, Map
 from .expr import Constant, Expr, Var
@@ -275,6 +290,9 @@ class _Comparer:
             if a is b and self.pure:
                 self.pending.append(a)
                 continue
+            if ta is TypeData:
+                self.type_data_equal(a, b, path)  # type: ignore[arg-type]
+                continue
             equal = _TYPE_EQUAL[self.track][ta]
             if equal is None:
                 if a != b:
@@ -324,6 +342,51 @@ class _Comparer:
             if other not in b:
                 raise self.fail(path, f"key {_key_text(key)} has no counterpart on the right", a, b)
             push((value, b[other], self.sub(path, f"[{_key_text(key)}]")))
+
+    # --- algebraic data types ------------------------------------------------
+    def bind_patterns(self, xs: Sequence[Pattern], ys: Sequence[Pattern], path: object) -> None:
+        """A match's patterns, clause by clause: their shapes, and their variables mapped."""
+        if len(xs) != len(ys):
+            raise self.fail(path, f"{len(xs)} vs {len(ys)} clauses", xs, ys)
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            self.pattern_equal(x, y, self.sub(path, f"[{i}]"))
+
+    def pattern_equal(self, a: Pattern, b: Pattern, path: object) -> None:
+        """Two patterns (a pattern is as deep as it is written: a local stack suffices)."""
+        stack = [(a, b, path)]
+        while stack:
+            a, b, path = stack.pop()
+            t = type(a)
+            if t is not type(b):
+                raise self.fail(path, f"{t.__name__} vs {type(b).__name__}", a, b)
+            if t is PatternVar:
+                self.bind_var(a.var, b.var, self.sub(path, ".var"))
+                continue
+            if t is PatternWildcard:
+                continue
+            if t is PatternConstructor:
+                self.constructor_equal(a.constructor, b.constructor, self.sub(path, ".constructor"))
+            if len(a.patterns) != len(b.patterns):
+                raise self.fail(path, f"{len(a.patterns)} vs {len(b.patterns)} sub-patterns", a, b)
+            for i in range(len(a.patterns) - 1, -1, -1):
+                stack.append((a.patterns[i], b.patterns[i], self.sub(path, f".patterns[{i}]")))
+
+    def constructor_equal(self, a: Constructor, b: Constructor, path: object) -> None:
+        if a is not b and (a.name_hint != b.name_hint or a.belong_to != b.belong_to):
+            raise self.fail(path, f"constructors {a.name_hint} and {b.name_hint} differ", a, b)
+
+    def type_data_equal(self, a: TypeData, b: TypeData, path: object) -> None:
+        """Definitions: name, type parameters (mapped), constructors and their field types."""
+        if a.header != b.header:
+            raise self.fail(self.sub(path, ".header"), "types of different names", a, b)
+        self.bind_all(a, b, "type_vars", self.bind_type_var, path)
+        if len(a.constructors) != len(b.constructors):
+            self.length_mismatch(a, b, "constructors", path)
+        for i, (x, y) in enumerate(zip(a.constructors, b.constructors)):
+            where = self.sub(path, f".constructors[{i}]")
+            if x.name_hint != y.name_hint:
+                raise self.fail(where, f"constructors {x.name_hint} and {y.name_hint} differ", x, y)
+            self.type_list_equal(x.inputs, y.inputs, self.sub(where, ".inputs"))
 
     # --- what the generated comparisons call ----------------------------------
     def bind_all(self, a: object, b: object, name: str, bind: _AnyT, path: object) -> None:
@@ -446,6 +509,11 @@ class _Comparer:
             self.module_equal(a, b, path)
         elif ta is NDArray:
             self.tensor_equal(a, b, a, b, path)
+        elif issubclass(ta, Pattern):
+            self.pattern_equal(a, b, path)
+        elif ta is Clause:
+            self.pattern_equal(a.lhs, b.lhs, self.sub(path, ".lhs"))
+            push((a.rhs, b.rhs, self.sub(path, ".rhs")))
         elif a != b:
             raise self.fail(path, f"{ta.__name__} values differ", a, b)
 
@@ -463,6 +531,18 @@ class _Comparer:
                 ) if part
             )
             raise self.fail(path, f"global functions differ: {what}", a, b)
+        types_a = {gtv.name_hint: data for gtv, data in a.type_definitions.items()}
+        types_b = {gtv.name_hint: data for gtv, data in b.type_definitions.items()}
+        if types_a.keys() != types_b.keys():
+            only_a = sorted(types_a.keys() - types_b.keys())
+            only_b = sorted(types_b.keys() - types_a.keys())
+            what = "; ".join(part for part in (
+                f"only the left has {', '.join(only_a)}" if only_a else "",
+                f"only the right has {', '.join(only_b)}" if only_b else "",
+            ) if part)
+            raise self.fail(path, f"type definitions differ: {what}", a, b)
+        for name, data in types_a.items():
+            self.type_equal(data, types_b[name], self.sub(path, f".{name}"))
         if a.attrs != b.attrs or not a.attrs._plain:
             self.run(a.attrs, b.attrs, self.sub(path, ".attrs"))
         for name in names_a:
@@ -565,6 +645,8 @@ def _equal_source(layout: Layout, track: bool) -> str:
             emit(f"    self.bind_all(a, b, {f.name!r}, {bind}, path)")
         else:
             emit(f"    {bind}(a.{f.name}, b.{f.name}, self.sub(path, {'.' + f.name!r}))")
+    for f in layout.pattern_fields:
+        emit(f"    self.bind_patterns(a.{f.name}, b.{f.name}, self.sub(path, {'.' + f.name!r}))")
     callee = _callee(layout)
     for f in layout.check_fields:
         emit(_EQUAL_RULE[_rule(f, layout)].format(
@@ -748,6 +830,28 @@ class _Hasher:
         self.tv_tokens[tv] = token
         return token
 
+    def define_patterns(self, patterns: Sequence[Pattern]) -> None:
+        """The variables of a match's patterns: binders, numbered where they are defined."""
+        for p in patterns:
+            for v in pattern_vars(p):
+                self.define_var(v)
+
+    def patterns_hash(self, patterns: Sequence[Pattern]) -> int:
+        """The shapes of patterns, with their variables' tokens (defined before)."""
+        parts: list[object] = []
+        stack = list(reversed(patterns))
+        while stack:
+            p = stack.pop()
+            t = type(p)
+            if t is PatternVar:
+                parts.append(self.var_tokens[p.var])
+                continue
+            if t is PatternConstructor:
+                parts.append((p.constructor.name_hint, p.constructor.belong_to.name_hint))
+            parts.append((t.__name__, len(getattr(p, "patterns", ()))))
+            stack.extend(reversed(getattr(p, "patterns", ())))
+        return hash(tuple(parts))
+
     def define_type_vars(self, params: Sequence[TypeVar]) -> None:
         tokens = self.tv_tokens
         for tv in params:
@@ -838,7 +942,8 @@ class _Hasher:
                 (gv.name_hint, _Hasher(self.map_free_vars).expr_hash(node[gv]))  # type: ignore[index]
                 for gv in sorted(node.get_global_vars(), key=lambda g: g.name_hint)  # type: ignore[attr-defined]
             ]
-            return hash((_T_MOD, hash(node.attrs), tuple(parts)))  # type: ignore[attr-defined]
+            types = tuple(sorted(gtv.name_hint for gtv in node.type_definitions))  # type: ignore[attr-defined]
+            return hash((_T_MOD, hash(node.attrs), types, tuple(parts)))  # type: ignore[attr-defined]
         if t in _SEQUENCE_TYPES:
             return hash((_T_LIST, *[self.expr_hash(x) for x in node]))  # type: ignore[attr-defined]
         if t is Map:
@@ -899,7 +1004,8 @@ def _hash_source(layout: Layout) -> str:
     """
     callee = _callee(layout)
     own = ", ".join(["TAG", *[_HASH_RULE[_rule(f, layout)].format(n=f.name, callee=callee)
-                             for f in layout.check_fields]])
+                             for f in layout.check_fields],
+                     *[f"self.patterns_hash(n.{f.name})" for f in layout.pattern_fields]])
     mode = _graph_mode(layout)
     kids = [f"*[{_of('k')} for k in n.{f.name}]" if f.kind.seq else _of(f"n.{f.name}")
             for f in layout.child_fields]
@@ -924,6 +1030,8 @@ def _hash_source(layout: Layout) -> str:
             emit("        self.define_var(v)")
         else:
             emit(f"    self.define_var(n.{f.name})")
+    for f in layout.pattern_fields:
+        emit(f"    self.define_patterns(n.{f.name})")
     # The continuation goes below the first unhashed child; with none, it runs now.
     emit("    waiting = False")
     for f in reversed(layout.subterm_fields):

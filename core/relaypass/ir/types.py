@@ -268,10 +268,77 @@ class TypeVar(Type):
 _fill_type_var = slot_filler(TypeVar, "name_hint", "kind", "span")
 
 
-class GlobalTypeVar(TypeVar):
-    """A named global type (kept for API familiarity; relaypass has no ADTs yet)."""
+class GlobalTypeVar(Type):
+    """The name of an algebraic data type of a module (``List``), TVM's ``GlobalTypeVar``.
 
-    __slots__ = ()
+    A module maps it to the type's :class:`~relaypass.ir.adt.TypeData`;
+    applied to type arguments (``List(a)``, ``List[A]`` in text) it is a
+    :class:`TypeCall`.  Like a module's global variables, it is known by its
+    name: two of the same name and kind are equal and hash alike, so a type
+    read back from text is the type that was printed.  It is not a type
+    variable (nothing binds it), as in TVM.
+    """
+
+    __slots__ = ("name_hint", "kind", "_hash")
+    _fields_ = fields(name_hint=DATA, kind=DATA, span=SPAN)
+
+    def __init__(self, name_hint: str, kind: TypeKind = TypeKind.AdtHandle, span: Span | None = None):
+        kind = TypeKind(kind)
+        _fill_global_type_var(self, str(name_hint), kind, span, hash(("global type", name_hint, kind)))
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, GlobalTypeVar):
+            return NotImplemented if not isinstance(other, Type) else False
+        return self.name_hint == other.name_hint and self.kind == other.kind
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __call__(self, *args: Type) -> TypeCall:
+        """``List(a)``: this type applied to type arguments (TVM's ``GlobalTypeVar.__call__``)."""
+        return TypeCall(self, args)
+
+
+_fill_global_type_var = slot_filler(GlobalTypeVar, "name_hint", "kind", "span", "_hash")
+
+
+class TypeCall(Type):
+    """An algebraic data type applied to type arguments: ``List[Tensor[(), int32]]``.
+
+    ``func`` is the type's :class:`GlobalTypeVar`; ``args`` one type per type
+    parameter of its definition (none for a type without parameters).
+    """
+
+    __slots__ = ("func", "args", "_hash")
+    _fields_ = fields(func=TYPE, args=TYPES, span=SPAN)
+
+    def __init__(self, func: Type, args: Iterable[Type], span: Span | None = None):
+        args_t = tuple(args)
+        for a in args_t:
+            if not isinstance(a, Type):
+                raise TypeError(f"TypeCall arguments must be types, not {type(a).__name__}")
+        if not isinstance(func, Type):
+            raise TypeError(f"TypeCall applies a type (a GlobalTypeVar), not {type(func).__name__}")
+        _fill_type_call(self, func, args_t, span, None)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, TypeCall):
+            return NotImplemented if not isinstance(other, Type) else False
+        return self.func == other.func and self.args == other.args
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash(("type call", self.func, self.args))
+            _init(self, "_hash", h)
+        return h
+
+
+_fill_type_call = slot_filler(TypeCall, "func", "args", "span", "_hash")
 
 
 class IncompleteType(Type):

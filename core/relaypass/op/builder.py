@@ -15,9 +15,11 @@ from typing import Any as _AnyT
 import numpy as np
 
 from ..errors import AttrsError
-from ..ir.expr import Call, Constant, Expr
+from ..ir.expr import Call, Constant, Expr, Tuple
 from ..ir.op import make_call
 from ..ir.types import IntImm
+from .relations import expand_padding, padding_forms
+from .tuple_wrapper import TupleWrapper
 
 
 def expr_arg(value: _AnyT, op_name: str, what: str) -> Expr:
@@ -45,18 +47,16 @@ def repeat_int(value: _AnyT, n: int) -> _AnyT:
     return value
 
 
-def pad_tuple2d(padding: _AnyT, op_name: str) -> tuple[int, ...]:
-    """Relay's ``get_pad_tuple2d``: 1, 2 or 4 values to (top, left, bottom, right)."""
+def pad_tuple(padding: _AnyT, ndim: int, op_name: str) -> tuple[int, ...]:
+    """Relay's ``get_pad_tuple1d/2d/3d``: an int, or 1, ``ndim`` or ``2 * ndim`` values, to
+    (befores..., afters...): (top, left, bottom, right) in 2-D."""
     if isinstance(padding, (int, np.integer)) and not isinstance(padding, bool):
-        return (int(padding),) * 4
-    if isinstance(padding, (list, tuple)):
-        if len(padding) == 1:
-            return (padding[0],) * 4
-        if len(padding) == 2:
-            return (padding[0], padding[1], padding[0], padding[1])
-        if len(padding) == 4:
-            return tuple(padding)
-    raise AttrsError(f"{op_name}: padding must be an int or have 1, 2 or 4 values, got {padding!r}")
+        padding = (int(padding),)
+    pads = expand_padding(padding, ndim) if isinstance(padding, (list, tuple)) else None
+    if pads is None:
+        raise AttrsError(f"{op_name}: padding must be an int or have {padding_forms(ndim)} "
+                         f"values, got {padding!r}")
+    return pads
 
 
 def static_shape(
@@ -104,3 +104,13 @@ def axis_list(axis: _AnyT) -> _AnyT:
     if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
         return (int(axis),)
     return axis
+
+
+def tuple_arg(data: _AnyT) -> Expr:
+    """The tuple argument of concatenate, stack, einsum...: a tuple expression, a
+    TupleWrapper, or a list of expressions made into a Tuple."""
+    if isinstance(data, TupleWrapper):
+        return data.astuple()
+    if isinstance(data, Expr):
+        return data
+    return Tuple(list(data))

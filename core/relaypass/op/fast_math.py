@@ -112,7 +112,7 @@ for _name, _kernel, _exact in (("fast_exp", _fast_exp_kernel, "exp"),
     register_op(
         _name, num_inputs=1, type_relation=identity_rel(_name), kernel=_kernel,
         pattern=OpPattern.ELEMWISE,
-        description=f"An approximation of {_exact} (TVM's algorithm; FastMath puts it in place of {_exact}).",
+        description=f"An approximation of {_exact}, computed with TVM's algorithm.",
     )
 
 def fast_exp(data: Expr) -> Call:

@@ -1,8 +1,12 @@
-"""Operators that select elements by position: strided_slice, take, gather, gather_nd.
+"""Operators that select elements by position, or turn positions into tensors and back:
+strided_slice, take, gather, gather_nd, one_hot, argwhere.
 
 Out-of-range positions follow TVM: ``strided_slice`` clamps its bounds as
 Python slicing does, ``take`` clamps indices in mode "clip" and wraps them in
-mode "wrap"; "fast" promises they are in range, and the kernel checks it.
+mode "wrap"; "fast" promises they are in range, and the kernel checks it;
+``one_hot`` gives a row of ``off_value`` for an index outside ``[0, depth)``.
+``argwhere`` is the one operator here whose result's extent depends on the
+values of its argument: its type has an unknown (``?``) first extent.
 """
 
 from __future__ import annotations
@@ -12,16 +16,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..ir.attrs import Attrs
+from ..ir.dtype import numpy_dtype
 from ..ir.expr import Call, Constant, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op
 from ..ir.types import Any, Dim, TensorType, Type
 from .builder import call
 from .relations import (
     attr_choice,
+    attr_dtype,
     attr_int,
     attr_ints,
     dims_equal_or_unknown,
     expect_int,
+    expect_scalar,
     expect_tensor,
     fail,
     is_any,
@@ -30,7 +37,7 @@ from .relations import (
     shape_str,
 )
 
-__all__ = ["strided_slice", "take", "gather", "gather_nd"]
+__all__ = ["strided_slice", "take", "gather", "gather_nd", "one_hot", "argwhere"]
 
 _MAX = 2**63 - 1
 
@@ -273,6 +280,56 @@ register_op(
 )
 
 
+# --- one_hot, argwhere --------------------------------------------------------------------------
+
+
+def _one_hot_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    indices = expect_tensor(arg_types[0], "one_hot: indices")
+    expect_int(indices, "one_hot", "indices")
+    dtype = attr_dtype(attrs.dtype, "dtype", "one_hot")
+    for what, ty in (("on_value", arg_types[1]), ("off_value", arg_types[2])):
+        t = expect_tensor(ty, f"one_hot: {what}")
+        expect_scalar(t, "one_hot", what)
+        if t.dtype != dtype:
+            raise fail("one_hot", f"{what} has dtype {t.dtype}, but the result dtype is {dtype}")
+    depth = attr_int(attrs.depth, "depth", "one_hot", minimum=1)
+    axis = attr_int(attrs.axis, "axis", "one_hot")
+    if not -1 <= axis <= indices.ndim:
+        raise fail("one_hot", f"axis {axis} is out of range for a result of rank "
+                   f"{indices.ndim + 1} (valid: -1 to {indices.ndim})")
+    at = indices.ndim if axis == -1 else axis
+    return TensorType((*indices.shape[:at], depth, *indices.shape[at:]), dtype)
+
+
+def _one_hot_kernel(args, attrs):
+    indices, on, off = args
+    hot = indices[..., None].astype(np.int64) == np.arange(attrs.depth)
+    out = np.where(hot, on, off).astype(numpy_dtype(attrs.dtype), copy=False)
+    return np.moveaxis(out, -1, attrs.axis) if attrs.axis != -1 else out
+
+
+register_op(
+    "one_hot", num_inputs=3, type_relation=_one_hot_rel, kernel=_one_hot_kernel,
+    pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+    attrs={"depth": 1, "axis": -1, "dtype": REQUIRED}, attrs_type_key="relay.attrs.OneHotAttrs",
+    description="on_value where the new axis's position equals the index, off_value elsewhere.",
+)
+
+
+def _argwhere_rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
+    t = expect_tensor(arg_types[0], "argwhere: condition")
+    return TensorType((Any(), t.ndim), "int32")
+
+
+register_op(
+    "argwhere", num_inputs=1, type_relation=_argwhere_rel,
+    kernel=lambda args, attrs: np.argwhere(args[0]).astype(np.int32).reshape(-1, args[0].ndim),
+    pattern=OpPattern.OPAQUE,
+    description="The coordinates of the non-zero elements, one row each in row-major order; "
+    "how many rows there are is known only when the values are.",
+)
+
+
 # --- constructors -------------------------------------------------------------------------------
 
 
@@ -305,3 +362,18 @@ def gather(data: Expr, axis: int, indices: Expr) -> Call:
 
 def gather_nd(data: Expr, indices: Expr, batch_dims: int = 0, index_rank=None) -> Call:
     return call("gather_nd", [data, indices], batch_dims=batch_dims, index_rank=index_rank)
+
+
+def one_hot(indices: Expr, on_value: Expr, off_value: Expr, depth: int, axis: int,
+            dtype: str) -> Call:
+    """A new axis of ``depth`` at ``axis`` (-1: last) holding ``on_value`` at each index and
+    ``off_value`` elsewhere; ``depth`` may be a scalar Constant."""
+    if isinstance(depth, Constant):
+        depth = depth.array.item()
+    return call("one_hot", [indices, on_value, off_value], depth=int(depth), axis=int(axis),
+                dtype=str(dtype))
+
+
+def argwhere(condition: Expr) -> Call:
+    """The int32 coordinates (one row each) of the non-zero elements of ``condition``."""
+    return call("argwhere", [condition])

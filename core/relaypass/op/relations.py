@@ -136,18 +136,37 @@ def attr_dtype(value: _AnyT, name: str, op_name: str, allow_empty: bool = False)
     return value
 
 
-def attr_padding(value: _AnyT, name: str, op_name: str) -> tuple[int, int, int, int]:
-    """Relay's 2-D padding: one value, (vertical, horizontal) or (top, left, bottom, right)."""
+def expand_padding(pads: Sequence[_AnyT], ndim: int) -> tuple | None:
+    """Relay's padding forms over ``ndim`` spatial axes as (befores..., afters...), or None.
+
+    One value pads every side; ``ndim`` values pad both sides of each axis;
+    ``2 * ndim`` values are the befores then the afters (for 2-D: top, left,
+    bottom, right), as Relay's ``get_pad_tuple1d/2d/3d`` and relations read them.
+    """
+    if len(pads) == 1:
+        return (pads[0],) * (2 * ndim)
+    if len(pads) == ndim:
+        return tuple(pads) * 2
+    if len(pads) == 2 * ndim:
+        return tuple(pads)
+    return None
+
+
+def padding_forms(ndim: int) -> str:
+    """How many values a padding of ``ndim`` spatial axes may have, for messages."""
+    counts = sorted({1, ndim, 2 * ndim})
+    return ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
+
+
+def attr_padding(value: _AnyT, name: str, op_name: str, ndim: int = 2) -> tuple[int, ...]:
+    """A padding attribute over ``ndim`` spatial axes as (befores..., afters...)."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = (value,)
-    pads = attr_ints(value, name, op_name, minimum=0)
-    if len(pads) == 1:
-        return (pads[0],) * 4  # type: ignore[return-value]
-    if len(pads) == 2:
-        return (pads[0], pads[1], pads[0], pads[1])
-    if len(pads) == 4:
-        return pads  # type: ignore[return-value]
-    raise fail(op_name, f"attribute {name} must have 1, 2 or 4 values, got {value!r}")
+    pads = expand_padding(attr_ints(value, name, op_name, minimum=0), ndim)
+    if pads is None:
+        raise fail(op_name, f"attribute {name} must have {padding_forms(ndim)} values, "
+                   f"got {value!r}")
+    return pads
 
 
 def const_scalar(value: _AnyT) -> float | None:

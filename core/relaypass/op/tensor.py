@@ -15,11 +15,13 @@ import numpy as np
 
 from ..ir.attrs import Attrs
 from ..ir.dtype import numpy_dtype
-from ..ir.expr import Call, Expr
+from ..ir.expr import Call, Constant, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op
 from ..ir.types import TensorType, Type
 from .builder import call, expr_arg, static_shape
 from .relations import (
+    INT_DTYPES,
+    attr_bool,
     attr_dtype,
     attr_ints,
     attr_number,
@@ -37,7 +39,9 @@ __all__ = [
     "greater_equal", "logical_and", "logical_or", "logical_not", "negative", "abs", "exp", "log",
     "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "floor", "ceil", "round", "trunc", "sign", "clip",
     "cast", "cast_like", "where", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
-    "copy", "left_shift", "right_shift",
+    "copy", "left_shift", "right_shift", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+    "cosh", "asinh", "acosh", "atanh", "isnan", "isinf", "isfinite", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "trilu",
 ]
 
 
@@ -83,6 +87,19 @@ def _shift(op_name: str, fn):
         if a.dtype.kind not in "iub":
             raise ValueError(f"{op_name}: operands must have an integer dtype, got {a.dtype}")
         return fn(a, b)
+
+    return kernel
+
+
+def _bitwise(op_name: str, fn):
+    """A bitwise operator: numpy's, on integer or boolean operands only (as TVM's code
+    generator; the relation, Relay's, does not look at the dtype)."""
+
+    def kernel(*arrays: np.ndarray) -> np.ndarray:
+        if arrays[0].dtype.kind not in "iub":
+            raise ValueError(f"{op_name}: operands must have an integer or boolean dtype, got "
+                             f"{arrays[0].dtype}")
+        return fn(*arrays)
 
     return kernel
 
@@ -180,6 +197,9 @@ _BINARY = {
     "logical_or": _logical(np.logical_or),
     "left_shift": _shift("left_shift", np.left_shift),
     "right_shift": _shift("right_shift", np.right_shift),
+    "bitwise_and": _bitwise("bitwise_and", np.bitwise_and),
+    "bitwise_or": _bitwise("bitwise_or", np.bitwise_or),
+    "bitwise_xor": _bitwise("bitwise_xor", np.bitwise_xor),
 }
 _COMPARE = {
     "equal": np.equal,
@@ -201,6 +221,7 @@ _UNARY = {
     "copy": np.copy,
     "zeros_like": np.zeros_like,
     "ones_like": np.ones_like,
+    "bitwise_not": _bitwise("bitwise_not", np.invert),
 }
 _FLOAT_UNARY = {
     "exp": np.exp,
@@ -210,6 +231,23 @@ _FLOAT_UNARY = {
     "sigmoid": _sigmoid,
     "tanh": np.tanh,
     "erf": _erf,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+}
+# Relay's IdentityCompRel operators: the argument's shape, a bool result.
+_CLASSIFY = {
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
 }
 
 for _name, _fn in _BINARY.items():
@@ -234,6 +272,34 @@ for _name, _fn in _FLOAT_UNARY.items():
         pattern=OpPattern.ELEMWISE,
         description=f"Elementwise {_name} (any dtype type-checks, as Relay's IdentityRel; an "
         "integer result is the real result cast to the dtype).",
+    )
+
+
+
+def _classify_rel(op_name: str):
+    what = f"{op_name}: the argument"
+
+    def rel(arg_types: Sequence[Type], attrs: Attrs | None) -> Type:
+        t = expect_tensor(arg_types[0], what)
+        return TensorType(t.shape, "bool")
+
+    return rel
+
+
+def _classify_kernel(fn):
+    def kernel(args, attrs):
+        a = args[0]
+        if a.dtype.kind in "iub":  # integers are never NaN nor infinite
+            return np.full(a.shape, fn is np.isfinite)
+        return np.asarray(fn(a))
+
+    return kernel
+
+
+for _name, _fn in _CLASSIFY.items():
+    register_op(
+        _name, num_inputs=1, type_relation=_classify_rel(_name), kernel=_classify_kernel(_fn),
+        pattern=OpPattern.ELEMWISE, description=f"Elementwise {_name}; the result is bool.",
     )
 
 
@@ -319,6 +385,37 @@ register_op(
     kernel=lambda args, attrs: np.asarray(np.where(args[0] != 0, args[1], args[2]), dtype=args[1].dtype),
     pattern=OpPattern.BROADCAST,
     description="Pick from x where the condition is non-zero, else from y, with broadcasting.",
+)
+
+
+# --- trilu -------------------------------------------------------------------------------------
+
+
+def _trilu_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    t = expect_tensor(arg_types[0], "trilu: data")
+    k = expect_tensor(arg_types[1], "trilu: k")
+    expect_scalar(k, "trilu", "k")
+    if k.dtype not in INT_DTYPES:
+        raise fail("trilu", f"k must have an integer dtype, got {k.dtype}")
+    if t.ndim < 2:
+        raise fail("trilu", f"data must have rank 2 or more (matrices), got rank {t.ndim}")
+    attr_bool(attrs.upper, "upper", "trilu")
+    return t
+
+
+def _trilu_kernel(args, attrs):
+    a, k = args[0], int(args[1])
+    rows, cols = a.shape[-2:]
+    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]  # column minus row
+    keep = offset >= k if attrs.upper else offset <= k
+    return np.where(keep, a, np.zeros((), a.dtype))
+
+
+register_op(
+    "trilu", num_inputs=2, type_relation=_trilu_rel, kernel=_trilu_kernel,
+    pattern=OpPattern.ELEMWISE, attrs={"upper": True}, attrs_type_key="relay.attrs.TriluAttrs",
+    description="The upper (or lower) triangle of each matrix of the last two axes, from the "
+    "k-th diagonal on; the other elements become zero.",
 )
 
 
@@ -542,6 +639,52 @@ def left_shift(lhs: Expr, rhs: Expr) -> Call:
 def right_shift(lhs: Expr, rhs: Expr) -> Call:
     """``lhs >> rhs`` elementwise (arithmetic for signed dtypes), with numpy broadcasting."""
     return call("right_shift", [lhs, rhs])
+
+
+def _unary_constructor(name: str):
+    def build(data: Expr) -> Call:
+        return call(name, [data])
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = f"Elementwise ``{name}``."
+    return build
+
+
+sin = _unary_constructor("sin")
+cos = _unary_constructor("cos")
+tan = _unary_constructor("tan")
+asin = _unary_constructor("asin")
+acos = _unary_constructor("acos")
+atan = _unary_constructor("atan")
+sinh = _unary_constructor("sinh")
+cosh = _unary_constructor("cosh")
+asinh = _unary_constructor("asinh")
+acosh = _unary_constructor("acosh")
+atanh = _unary_constructor("atanh")
+isnan = _unary_constructor("isnan")
+isinf = _unary_constructor("isinf")
+isfinite = _unary_constructor("isfinite")
+bitwise_not = _unary_constructor("bitwise_not")
+
+
+def bitwise_and(lhs: Expr, rhs: Expr) -> Call:
+    return call("bitwise_and", [lhs, rhs])
+
+
+def bitwise_or(lhs: Expr, rhs: Expr) -> Call:
+    return call("bitwise_or", [lhs, rhs])
+
+
+def bitwise_xor(lhs: Expr, rhs: Expr) -> Call:
+    return call("bitwise_xor", [lhs, rhs])
+
+
+def trilu(data: Expr, k=0, upper: bool = True) -> Call:
+    """The upper (``upper=True``) or lower triangle of the matrices of ``data`` from the
+    ``k``-th diagonal; ``k`` is an expression (an int is made an int32 constant, as in Relay)."""
+    if not isinstance(k, Expr):
+        k = Constant(np.asarray(k, dtype="int32"))
+    return call("trilu", [data, k], upper=bool(upper))
 
 
 def where(condition: Expr, x: Expr, y: Expr) -> Call:

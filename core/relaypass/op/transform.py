@@ -16,10 +16,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..ir.attrs import Attrs
-from ..ir.expr import Call, Constant, Expr, Tuple
+from ..ir.expr import Call, Constant, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op, register_op_attr
 from ..ir.types import Any, Dim, TensorType, TupleType, Type
-from .builder import call, expr_arg, static_shape
+from .builder import call, expr_arg, static_shape, tuple_arg
 from .layout import Layout, check_convertible, transform_array
 from .relations import (
     attr_bool,
@@ -737,22 +737,14 @@ def reverse(data: Expr, axis: int) -> Call:
     return call("reverse", [data], axis=axis)
 
 
-def _tuple_arg(data) -> Expr:
-    if isinstance(data, TupleWrapper):
-        return data.astuple()
-    if isinstance(data, Expr):
-        return data
-    return Tuple(list(data))
-
-
 def concatenate(data, axis: int = 0) -> Call:
     """Join tensors along ``axis``; ``data`` is a list of expressions or a tuple expression."""
-    return call("concatenate", [_tuple_arg(data)], axis=axis)
+    return call("concatenate", [tuple_arg(data)], axis=axis)
 
 
 def stack(data, axis: int = 0) -> Call:
     """Join tensors of one shape along a new axis ``axis``."""
-    return call("stack", [_tuple_arg(data)], axis=axis)
+    return call("stack", [tuple_arg(data)], axis=axis)
 
 
 def split(data: Expr, indices_or_sections, axis: int = 0) -> TupleWrapper:

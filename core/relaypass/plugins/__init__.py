@@ -16,6 +16,7 @@ _LAZY = {
     "GROUP": "relaypass.plugins.discovery",
     "MANIFEST_NAME": "relaypass.plugins.manifest",
     "discover": "relaypass.plugins.discovery",
+    "bug_tracker": "relaypass.plugins.discovery",
     "hookimpl": "relaypass.plugins.hookspecs",
     "hookspec": "relaypass.plugins.hookspecs",
     "register_plugin": "relaypass.plugins.manager",

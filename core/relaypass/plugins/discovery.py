@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from dataclasses import dataclass
 
 from ..entry_points import STANDARD_DISTRIBUTION, entry_points_of_group
@@ -123,3 +124,39 @@ def _declarations(value: str, origin: Origin) -> Declarations:
         )
     origin = Origin(origin.distribution, origin.version, path, origin.entry_point)
     return read_manifest(path, origin)
+
+
+#: Project-URL labels that name where a distribution's bugs are reported, compared with
+#: case, spaces, hyphens and underscores left out (``Bug Tracker``, ``bug-tracker``, ``Issues``).
+_BUG_TRACKER_LABELS = ("bugtracker", "issues", "issuetracker", "bugs", "bugreports", "tracker")
+
+
+def bug_tracker(distribution: str) -> str:
+    """Where the bugs of installed ``distribution`` are reported, from its metadata ("" if unsaid).
+
+    A crash in a plugin's pass is a bug report to its maintainers, not to
+    relaypass's, so the message that says so gives their address: the
+    ``Project-URL`` labelled as a bug tracker (``Bug Tracker``, ``Issues``,
+    ...), else the ``Home-page``, else a ``Project-URL`` labelled
+    ``Homepage``.  Reads the metadata only; nothing is imported.
+    """
+    from importlib import metadata
+
+    try:
+        meta = metadata.metadata(distribution)
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        return ""
+    if meta is None:  # a dist-info folder without METADATA
+        return ""
+    urls: dict[str, str] = {}
+    for entry in meta.get_all("Project-URL") or ():
+        label, sep, url = str(entry).partition(",")
+        if sep and url.strip():
+            urls.setdefault(re.sub(r"[\s_-]+", "", label).lower(), url.strip())
+    for label in _BUG_TRACKER_LABELS:
+        if label in urls:
+            return urls[label]
+    home = str(meta.get("Home-page") or "").strip()
+    if home and home.upper() != "UNKNOWN":
+        return home
+    return urls.get("homepage", "")

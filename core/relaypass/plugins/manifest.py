@@ -124,7 +124,7 @@ def manifest_fix(origin: Origin) -> str:
         return ("reinstall relaypass (pip install --force-reinstall relaypass); its own "
                 f"{MANIFEST_NAME} should never be broken")
     return (
-        f"fix {MANIFEST_NAME} of {origin.distribution} (format: docs/plugins.md) "
+        f"fix {MANIFEST_NAME} of {origin.distribution} (format: relaypass help plugins) "
         f"or uninstall it (pip uninstall {origin.distribution})"
     )
 

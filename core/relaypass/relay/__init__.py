@@ -7,7 +7,19 @@ constructors (``relay.add``, ``relay.nn.conv2d``), ``relay.analysis`` and
 """
 
 from ..analysis.substitution import bind
+from ..frontend.prelude import Prelude
 from ..functor import ExprFunctor, ExprMutator, ExprVisitor, MixedModeMutator
+from ..ir.adt import (
+    Clause,
+    Constructor,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from ..ir.expr import (
     Call,
     Constant,
@@ -38,6 +50,7 @@ from ..ir.types import (
     TensorType,
     TupleType,
     Type,
+    TypeCall,
     TypeKind,
     TypeVar,
     scalar_type,
@@ -45,7 +58,7 @@ from ..ir.types import (
 from ..out_of_scope import MODULES as _OUT_OF_SCOPE_MODULES
 from ..out_of_scope import RELAY_NAMES, relay_name
 from ..transform.parsing import fromtext, parse
-from . import analysis, base, expr, expr_functor, function, op, quantize, ty
+from . import adt, analysis, base, expr, expr_functor, function, op, prelude, quantize, ty
 from .op import *  # noqa: F403
 from .op import nn
 
@@ -59,6 +72,8 @@ __all__ = [
     "ScopeBuilder", "TensorType", "Tuple", "TupleGetItem", "TupleType", "Type", "TypeKind",
     "TypeVar", "Var", "analysis", "bind", "const", "nn", "op", "scalar_type", "var",
     "fromtext", "parse", "parse_expr",
+    "Clause", "Constructor", "Match", "Pattern", "PatternConstructor", "PatternTuple",
+    "PatternVar", "PatternWildcard", "Prelude", "TypeCall", "TypeData", "adt", "prelude",
     *op.__all__,
 ]
 
@@ -70,6 +85,7 @@ _LAZY_SUBMODULES = {
     "testing": "relaypass.relay.testing",
     "build_module": "relaypass.relay.build_module",
     "dataflow_pattern": "relaypass.relay.dataflow_pattern",
+    "scope_builder": "relaypass.relay.scope_builder",
 }
 
 

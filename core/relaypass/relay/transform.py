@@ -11,6 +11,10 @@ the plugins' manifests; the pass's code loads when it is called.
 
 from __future__ import annotations
 
+import sys
+
+from ..op import infer_layout_utils
+from ..op.layout_conversion import LayoutConfig
 from ..transform import (
     FunctionPass,
     ModulePass,
@@ -33,8 +37,16 @@ from ..transform.infer_type_local import InferTypeLocal
 
 __all__ = [
     "FunctionPass", "InferTypeLocal", "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR", "Sequential",
-    "function_pass", "get_pass", "list_passes", "load_pipeline", "module_pass", "register_pass", "mixed_precision",
+    "function_pass", "get_pass", "list_passes", "load_pipeline", "module_pass", "register_pass",
+    "Inline", "mixed_precision", "LayoutConfig", "infer_layout_utils",
 ]
+
+# ``from tvm.relay.transform.infer_layout_utils import InferCorrectLayoutOutput``, ported.
+sys.modules[f"{__name__}.infer_layout_utils"] = infer_layout_utils
+
+#: Relay's Python name for the pass it registers as InlineGlobals (``relay.transform.Inline()``
+#: gives a pass whose ``info.name`` is "InlineGlobals", as in TVM).
+Inline = PassConstructor("InlineGlobals")
 
 
 def __getattr__(name: str) -> PassConstructor:

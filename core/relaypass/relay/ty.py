@@ -9,6 +9,7 @@ from ..ir.types import (
     TensorType,
     TupleType,
     Type,
+    TypeCall,
     TypeKind,
     TypeVar,
     scalar_type,
@@ -18,5 +19,5 @@ RelayRefType = RefType
 
 __all__ = [
     "Any", "FuncType", "GlobalTypeVar", "IncompleteType", "RefType", "RelayRefType", "TensorType",
-    "TupleType", "Type", "TypeKind", "TypeVar", "scalar_type",
+    "TupleType", "Type", "TypeCall", "TypeKind", "TypeVar", "scalar_type",
 ]

@@ -60,6 +60,16 @@ Numerics
 
 Every name in a program is unique (``%p0``, ``%x3``, ``%f1``, ...), every
 variable is bound once, and ``relay.analysis.well_formed`` holds.
+
+Algebraic data types
+    ``adt_modules(...)`` draws modules of type definitions (type parameters,
+    constructors whose fields are tensors, type parameters, tuples, the type
+    itself or earlier types) with functions that build values
+    (``@mk_T0_1``, a constructor sometimes passed as a value) and take them
+    apart (``@case_T0``: a match over constructor, tuple, variable and
+    wildcard patterns, ``match?`` when its clauses leave cases out), all
+    well typed: what the text format, structural equality and InferType are
+    checked against.
 """
 
 from __future__ import annotations
@@ -71,7 +81,19 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from ..analysis.unmatched_cases import unmatched_cases
 from ..errors import RelayPassError
+from ..ir.adt import (
+    Clause,
+    Constructor,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from ..ir.expr import (
     Call,
     Constant,
@@ -89,12 +111,21 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..ir.op import Op, make_call
-from ..ir.types import FuncType, RefType, TensorType, TupleType, Type
+from ..ir.types import (
+    FuncType,
+    GlobalTypeVar,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeVar,
+)
 from .inputs import random_inputs
 
 __all__ = [
-    "DEFAULT_FEATURES", "DEFAULT_OP_USES", "FEATURES", "KINDS", "OpUse", "available_op_uses",
-    "modules", "programs", "random_inputs",
+    "DEFAULT_FEATURES", "DEFAULT_OP_USES", "FEATURES", "KINDS", "OpUse", "adt_modules",
+    "available_op_uses", "modules", "programs", "random_inputs",
 ]
 
 FEATURES = frozenset({"let", "if", "tuple", "fn", "ref", "global"})
@@ -1173,3 +1204,171 @@ def modules(
     counts the global functions including ``main``.
     """
     return _module(_Config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions))
+
+
+# --- algebraic data types ----------------------------------------------------------
+
+_ADT_TENSORS = (TensorType((), "int32"), TensorType((2,), "float32"), TensorType((), "bool"))
+_INT32 = TensorType((), "int32")
+
+
+def _instantiate(ty: Type, mapping: Mapping[TypeVar, Type]) -> Type:
+    """``ty`` with its type parameters replaced (the field types drawn here nest shallowly)."""
+    if isinstance(ty, TypeVar):
+        return mapping.get(ty, ty)
+    if isinstance(ty, TypeCall):
+        return TypeCall(ty.func, [_instantiate(a, mapping) for a in ty.args])
+    if isinstance(ty, TupleType):
+        return TupleType([_instantiate(f, mapping) for f in ty.fields])
+    return ty
+
+
+class _AdtGenerator:
+    """One module of type definitions and the functions over them."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
+        self.mod = IRModule()
+        self.defs: list[TypeData] = []
+        self.cases: dict[str, GlobalVar] = {}
+        self.names = 0
+
+    def var(self, ty: Type | None) -> Var:
+        self.names += 1
+        return Var(f"v{self.names}", ty)
+
+    def field_type(self, header: GlobalTypeVar, tvars: list[TypeVar], depth: int = 0) -> Type:
+        draw = self.draw
+        choices = ["tensor"] + ["param"] * bool(tvars) + ["self"] + ["other"] * bool(self.defs)
+        if depth == 0:
+            choices.append("tuple")
+        choice = draw(st.sampled_from(choices))
+        if choice == "param":
+            return draw(st.sampled_from(tvars))
+        if choice == "self":
+            return TypeCall(header, tvars)
+        if choice == "other":
+            other = draw(st.sampled_from(self.defs))
+            args = [draw(st.sampled_from([*tvars, *_ADT_TENSORS])) for _ in other.type_vars]
+            return TypeCall(other.header, args)
+        if choice == "tuple":
+            return TupleType([self.field_type(header, tvars, 1) for _ in range(2)])
+        return draw(st.sampled_from(_ADT_TENSORS))
+
+    def type_def(self, t: int, max_constructors: int, max_fields: int) -> TypeData:
+        draw = self.draw
+        header = GlobalTypeVar(f"T{t}")
+        tvars = [TypeVar(n) for n in ("A", "B")[: draw(st.integers(0, 2))]]
+        ctors = [
+            Constructor(
+                f"C{t}_{c}",
+                [self.field_type(header, tvars) for _ in range(draw(st.integers(0, max_fields)))],
+                header,
+            )
+            for c in range(draw(st.integers(1, max_constructors)))
+        ]
+        data = TypeData(header, tvars, ctors)
+        self.mod[header] = data
+        self.defs.append(data)
+        return data
+
+    def builder(self, data: TypeData, ctor: Constructor) -> None:
+        """``@mk_T_C(fields...) -> T[concrete]``: the constructor called, or passed as a value."""
+        draw = self.draw
+        concrete = {tv: draw(st.sampled_from(_ADT_TENSORS)) for tv in data.type_vars}
+        params = [self.var(_instantiate(t, concrete)) for t in ctor.inputs]
+        ret = TypeCall(data.header, [concrete[tv] for tv in data.type_vars])
+        if params and draw(st.booleans()):
+            k = self.var(None)
+            body: Expr = Let(k, ctor, Call(k, params))
+        else:
+            body = Call(ctor, params)
+        self.mod[f"mk_{ctor.name_hint}"] = Function(params, body, ret)
+
+    def pattern(self, ty: Type, bound: list[tuple[Var, Type]], depth: int) -> Pattern:
+        """A pattern for values of ``ty``; the variables it binds go to ``bound``."""
+        draw = self.draw
+        choice = draw(st.sampled_from(["wild", "var", "var", "deep"]))
+        if choice == "deep" and depth < 2:
+            if isinstance(ty, TupleType):
+                return PatternTuple([self.pattern(f, bound, depth + 1) for f in ty.fields])
+            if isinstance(ty, TypeCall):
+                data = self.mod.type_data(ty.func)
+                ctor = draw(st.sampled_from(data.constructors))
+                mapping = dict(zip(data.type_vars, ty.args))
+                return PatternConstructor(ctor, [
+                    self.pattern(_instantiate(f, mapping), bound, depth + 1) for f in ctor.inputs
+                ])
+        if choice == "wild":
+            return PatternWildcard()
+        var = self.var(ty if draw(st.booleans()) else None)
+        bound.append((var, ty))
+        return PatternVar(var)
+
+    def body(self, bound: list[tuple[Var, Type]]) -> Expr:
+        """An int32 result: a constant, a bound int32 variable, or an earlier case of a bound value."""
+        draw = self.draw
+        options: list[Expr] = [Constant(np.array(draw(st.integers(0, 9)), "int32"))]
+        for var, ty in bound:
+            if ty == _INT32:
+                options.append(var)
+            elif isinstance(ty, TypeCall) and ty.func.name_hint in self.cases:
+                options.append(Call(self.cases[ty.func.name_hint], [var]))
+        result = draw(st.sampled_from(options))
+        if bound and draw(st.booleans()):
+            var, _ = draw(st.sampled_from(bound))
+            result = Let(self.var(None), var, result)
+        return result
+
+    def case(self, data: TypeData) -> None:
+        """``@case_T[params](%v: T[params]) -> int32``: a match over the type's values."""
+        draw = self.draw
+        # The function's own type parameters: a type variable is bound in one place only.
+        params = [TypeVar(tv.name_hint) for tv in data.type_vars]
+        value = self.var(TypeCall(data.header, params))
+        own = dict(zip(data.type_vars, params))
+        clauses = []
+        for ctor in draw(st.permutations(data.constructors)):
+            if draw(st.integers(0, 4)) == 0:
+                continue  # a case left out
+            bound: list[tuple[Var, Type]] = []
+            pattern = PatternConstructor(ctor, [
+                self.pattern(_instantiate(f, own), bound, 1) for f in ctor.inputs
+            ])
+            clauses.append(Clause(pattern, self.body(bound)))
+        if not clauses or draw(st.booleans()):
+            bound = []
+            clauses.append(Clause(self.pattern(value.type_annotation, bound, 2), self.body(bound)))
+        match = Match(value, clauses)
+        if unmatched_cases(match, self.mod):
+            match = Match(value, clauses, complete=False)
+        gv = GlobalVar(f"case_{data.header.name_hint}")
+        self.mod[gv] = Function([value], match, _INT32, params)
+        self.cases[data.header.name_hint] = gv
+
+
+@st.composite
+def _adt_module(draw: st.DrawFn, max_types: int, max_constructors: int, max_fields: int
+                ) -> IRModule:
+    gen = _AdtGenerator(draw)
+    for t in range(draw(st.integers(1, max_types))):
+        data = gen.type_def(t, max_constructors, max_fields)
+        for ctor in data.constructors:
+            if draw(st.booleans()):
+                gen.builder(data, ctor)
+        gen.case(data)
+    return gen.mod
+
+
+def adt_modules(
+    max_types: int = 3, max_constructors: int = 3, max_fields: int = 3
+) -> st.SearchStrategy[IRModule]:
+    """Modules of algebraic data types and functions that build and match their values.
+
+    Up to ``max_types`` definitions, each with up to ``max_constructors``
+    constructors of up to ``max_fields`` fields; see the module docstring.
+    Every program is well typed, terminates, and its matches that leave
+    values out are ``match?``.
+    """
+    return _adt_module(max_types, max_constructors, max_fields)
+

@@ -63,7 +63,7 @@ CPU_TARGET = "llvm"
 
 _WHY = (
     "relaypass runs Relay programs on its numpy interpreter, on the CPU (target llvm); "
-    "see docs/coming-from-relay.md#out-of-scope"
+    "see relaypass help coming-from-relay#out-of-scope"
 )
 
 

@@ -11,6 +11,11 @@ for the first step whose module is broken:
   pass (by default the pass with role "type-inference", InferType among the
   standard passes) no longer accepts it.  These checks cost about as much as a pass and run on every snapshot,
   in order, so the first structural break is always found;
+* in place: the pass changed the module it was given (its structural hash
+  differs after the pass ran).  Modules share their unchanged nodes, so
+  such an edit changes the snapshots of the passes before it too, and they
+  would take the blame; the pass that did it is reported instead, before
+  any other check;
 * in its outputs: ``@main``, evaluated by the interpreter on seeded random
   inputs, differs from the input module's outputs beyond the tolerance.
   Evaluation is what costs (a pipeline of ten passes on a convnet runs in
@@ -34,17 +39,19 @@ would be noise).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RelayPassError
 from ..ir.module import IRModule
+from ..ir.structural import structural_hash
 from ..testing.compare import Comparison, compare_outputs, flatten_outputs
 from ..transform.context import PassContext
 from ..transform.pipeline import PipelineSpec
 from .defaults import DEFAULT_CHECKER, DEFAULT_TYPER, default_typer
-from .schedule import ScheduleTracker, StepRun, resolve_schedule, runnable
+from .run_report import RunRecorder
+from .schedule import StepRun, resolve_schedule, runnable
 
 __all__ = ["BisectInputError", "Bisection", "Breakage", "Recording", "bisect_pipeline",
            "record_schedule"]
@@ -58,7 +65,8 @@ class BisectInputError(RelayPassError):
 class Breakage:
     """What is wrong after a pass.
 
-    ``kind`` is "raised" (the pass raised), "ill_formed", "ill_typed" (the typing
+    ``kind`` is "raised" (the pass raised), "changed_input" (it changed the
+    module it was given in place), "ill_formed", "ill_typed" (the typing
     pass fails on its result), "evaluation" (the interpreter fails on it) or
     "output" (the outputs differ; ``comparison`` says how much and where).
     """
@@ -74,19 +82,55 @@ class Recording:
 
     ``runs`` holds each step that ran with the module it was given and the
     one it returned; when a pass raised, ``error`` is its exception and the
-    last run is that step, with ``after`` None.
+    last run is that step, with ``after`` None.  ``step_seconds`` maps
+    ``id(run)`` to the wall time of each step that finished;
+    ``changed_input`` is the first step whose pass changed the module it was
+    given in place (None when none did).
     """
 
     runs: list[StepRun]
     error: BaseException | None
     seconds: float
+    step_seconds: Mapping[int, float] = field(default_factory=dict)
+    changed_input: StepRun | None = None
+
+
+class _InputWatch(RunRecorder):
+    """A recorder that also notices a pass changing the module it was given.
+
+    The module's structural hash is taken when the step starts and again
+    when it ends (or raised): nodes are immutable by contract, so the two
+    differ only if the pass edited nodes in place.
+    """
+
+    def __init__(self, schedule: Any) -> None:
+        super().__init__(schedule)
+        self._hashes: dict[int, int] = {}
+        self.changed: StepRun | None = None
+
+    def enter_pass_ctx(self) -> None:
+        super().enter_pass_ctx()
+        self._hashes = {}
+        self.changed = None
+
+    def step_started(self, run: StepRun) -> None:
+        self._hashes[id(run)] = structural_hash(run.before)
+
+    def step_finished(self, run: StepRun) -> None:
+        self.check(run)
+
+    def check(self, run: StepRun) -> None:
+        """Note ``run`` as the first step that changed its input, if it did."""
+        was = self._hashes.get(id(run))
+        if self.changed is None and was is not None and structural_hash(run.before) != was:
+            self.changed = run
 
 
 def record_schedule(spec: PipelineSpec, mod: IRModule) -> Recording:
     """Run ``spec`` on ``mod`` under its context (instruments left out), keeping every step."""
     schedule = resolve_schedule(spec)
     pipeline = spec.build()
-    tracker = ScheduleTracker(schedule, keep_runs=True)
+    tracker = _InputWatch(schedule)
     ctx = PassContext(opt_level=spec.opt_level, required_pass=spec.required_pass,
                       disabled_pass=spec.disabled_pass, instruments=[tracker],
                       config=dict(spec.config))
@@ -103,8 +147,9 @@ def record_schedule(spec: PipelineSpec, mod: IRModule) -> Recording:
     seconds = time.perf_counter() - start
     runs = list(tracker.runs)
     if error is not None:
+        tracker.check(failed)
         runs.append(failed)
-    return Recording(runs, error, seconds)
+    return Recording(runs, error, seconds, dict(tracker.seconds), tracker.changed)
 
 
 @dataclass
@@ -115,7 +160,8 @@ class Bisection:
     intact) and ``breakage`` what is wrong after it; ``steps`` counts the
     passes the schedule runs, ``evaluations`` the evaluations of ``@main``
     beyond the reference; ``checker`` and ``typer`` name the instrument and
-    the pass the structural checks used.
+    the pass the structural checks used; ``step_seconds`` maps ``id(run)``
+    to each finished step's wall time.
     """
 
     spec: PipelineSpec
@@ -130,6 +176,7 @@ class Bisection:
     evaluation_seconds: float
     checker: str = DEFAULT_CHECKER
     typer: str = DEFAULT_TYPER
+    step_seconds: Mapping[int, float] = field(default_factory=dict)
 
     @property
     def before_culprit(self) -> StepRun | None:
@@ -261,6 +308,23 @@ def bisect_pipeline(spec: PipelineSpec, mod: IRModule, inputs: Sequence[Any], *,
     runs = recording.runs
     steps = len(runnable(resolve_schedule(spec)))
 
+    def result(culprit: int | None, breakage: Breakage | None) -> Bisection:
+        return Bisection(spec, runs, steps, runs[culprit] if culprit is not None else None,
+                         breakage, linear, checks.evaluations, recording.seconds,
+                         checks.check_seconds, checks.evaluation_seconds, checker, typer,
+                         recording.step_seconds)
+
+    # A pass that edited its input edited the snapshots before it too: it comes first.
+    changed = recording.changed_input
+    if changed is not None:
+        name = changed.step.name
+        return result(next(i for i, r in enumerate(runs) if r is changed), Breakage(
+            "changed_input",
+            f"pass {name} changed its input in place: the module it was given hashes "
+            "differently after it ran (a pass must build new nodes, never edit those it is "
+            "given), so the modules of the passes before it changed with it and cannot be "
+            "blamed"))
+
     # Structure, every snapshot in order: cheap, and the first break is exact.
     limit, breakage = len(runs), None
     for i, run in enumerate(runs):
@@ -300,9 +364,7 @@ def bisect_pipeline(spec: PipelineSpec, mod: IRModule, inputs: Sequence[Any], *,
                     bad, problem = mid, found
             culprit, breakage = bad, problem
 
-    return Bisection(spec, runs, steps, runs[culprit] if culprit is not None else None,
-                     breakage, linear, checks.evaluations, recording.seconds,
-                     checks.check_seconds, checks.evaluation_seconds, checker, typer)
+    return result(culprit, breakage)
 
 
 # The pass name a checker without check() is told for the input module (no pass made it).

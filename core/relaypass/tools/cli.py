@@ -9,10 +9,14 @@ Exit statuses (docs/cli.md):
   type-check, an unknown pass, a broken plugin, a missing optional extra.
   One line ``relaypass: error: <what and where>`` on stderr;
 * 3: a bug (an exception that is not a :class:`~relaypass.errors.RelayPassError`):
-  its traceback, then one line saying which pass raised it.
+  its traceback (relaypass's own frames left out), then one line saying which
+  pass or instrument raised it and whose bug it is (:mod:`relaypass.tools.blame`).
 
 When a pass raises during ``run``, a reproducer folder is written
-(:mod:`relaypass.tools.reproducer`) and the error line says where.
+(:mod:`relaypass.tools.reproducer`) and the error line says where, unless the
+model itself is at fault (a type error in the model as read).  With
+``--json``, ``run``, ``check``, ``explain`` and ``bisect`` print one JSON
+document on stdout instead (:mod:`relaypass.tools.run_report`).
 
 ``--traceback`` (before or after the subcommand) shows the traceback of input
 errors too.  Nothing here imports numpy, the IR or a plugin before a command
@@ -22,6 +26,7 @@ needs it, so listing passes stays fast and never runs plugin code.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -38,8 +43,13 @@ from ..transform.instrument import PassInstrument
 from ..transform.pattern_tables import pattern_table_errors
 from ..transform.pipeline import read_pipeline
 from ..transform.targets import target_errors
+from . import batch, compare_reports, optimize, viz
+from . import help as help_pages
+from .arguments import tolerance as _tolerance
 from .byoc_listing import byoc_json, print_byoc_sections
 from .defaults import DEFAULT_CHECKER, DEFAULT_TIMER, TYPER_DEFAULT_HELP
+from .describe import instrument_json, pass_json
+from .describe import table as _table
 
 if TYPE_CHECKING:
     from ..ir.module import IRModule
@@ -65,7 +75,10 @@ class StatusLine:
     """One line of progress on stderr, rewritten in place; silent unless stderr is a terminal.
 
     The line is transient: it is erased before anything else is written, so
-    logs and piped output never contain it.
+    logs and piped output never contain it.  While one is enabled,
+    ``sys.stdout`` and ``sys.stderr`` erase it before each write (whoever
+    writes: the command, an instrument, a warning), so no text is ever glued
+    to it; :func:`main` puts the streams back.
     """
 
     def __init__(self, stream: Any = None) -> None:
@@ -73,6 +86,11 @@ class StatusLine:
         isatty = getattr(self.stream, "isatty", None)
         self.enabled = bool(isatty and isatty())
         self._shown = False
+        if self.enabled:
+            for name in ("stdout", "stderr"):
+                current = getattr(sys, name)
+                _replaced.append((name, current))
+                setattr(sys, name, _ClearingStream(current, self))
 
     def show(self, text: str) -> None:
         if not self.enabled:
@@ -93,6 +111,32 @@ class StatusLine:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
             self._shown = False
+
+
+class _ClearingStream:
+    """A text stream that erases the status line before anything is written to it."""
+
+    def __init__(self, stream: Any, status: StatusLine) -> None:
+        self._stream = stream
+        self._status = status
+
+    def write(self, text: str) -> int:
+        if text:
+            self._status.clear()
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+# The streams a status line replaced, to put back when the command ends.
+_replaced: list[tuple[str, Any]] = []
+
+
+def _restore_streams() -> None:
+    while _replaced:
+        name, stream = _replaced.pop()
+        setattr(sys, name, stream)
 
 
 class ProgressInstrument(PassInstrument):
@@ -152,21 +196,62 @@ def _read_spec(args: argparse.Namespace) -> PipelineSpec:
     if disabled:
         _check_pass_names(spec, disabled, "--disable")
         spec = replace(spec, disabled_pass=tuple(dict.fromkeys(spec.disabled_pass + tuple(disabled))))
+    for option in ("print_before", "print_after"):
+        _check_pass_names(spec, getattr(args, option, None) or [], "--" + option.replace("_", "-"))
+    for name, options in getattr(args, "instrument", None) or []:
+        _check_instrument(name, options)
     return spec
 
 
 def _read_pipeline(args: argparse.Namespace) -> PipelineSpec:
-    """The pipeline file, validated; what it writes stays inside ``--out-dir``."""
+    """The pipeline file (or -p's inline pipeline), validated; what it writes stays inside
+    ``--out-dir``."""
     out_dir = getattr(args, "out_dir", None) or os.getcwd()
     if not os.path.isdir(out_dir):
         raise CLIError(f"--out-dir {out_dir}: not a folder")
+    if getattr(args, "inline", None) is not None:
+        from ..transform.inline_pipeline import parse_inline_pipeline
+
+        return parse_inline_pipeline(args.inline, "-p", out_dir)
     return read_pipeline(args.pipeline, out_dir)
+
+
+def _prepare(args: argparse.Namespace) -> None:
+    """Run the --load files; make -p take the place of PIPELINE.toml (the first positional
+    argument is then the model)."""
+    if getattr(args, "load", None):
+        from .load import load_pass_file
+
+        for path in args.load:
+            load_pass_file(path)
+    if not hasattr(args, "inline"):
+        return
+    command = args.command
+    if args.inline is None:
+        if args.pipeline is None:
+            raise CLIError(f"{command} needs a PIPELINE.toml file, or -p PIPELINE (an inline "
+                           "pipeline such as -p 'InferType,FoldConstant')")
+    elif args.pipeline is not None:
+        if getattr(args, "model", "") is not None:
+            raise CLIError(f"{command} takes a PIPELINE.toml file or -p PIPELINE, not both")
+        args.model, args.pipeline = args.pipeline, None
+
+
+def _check_instrument(name: str, options: dict[str, Any]) -> None:
+    """An --instrument is registered and its options are declared, of the declared types."""
+    from ..transform.registry import check_options, get_registry
+
+    try:
+        check_options(get_registry().instrument_spec(name), "instrument", options,
+                      check_types=True)
+    except RelayPassError as exc:
+        raise CLIError(f"--instrument {name}: {_one_line(exc)}") from exc
 
 
 def _sequence_names(spec: PipelineSpec) -> set[str]:
     from ..transform.pipeline import SequenceRef
 
-    names: set[str] = set()
+    names: set[str] = {spec.passes.name}  # the pipeline's own Sequential runs too
     stack = list(spec.passes.passes)
     while stack:
         ref = stack.pop()
@@ -190,12 +275,15 @@ def _check_pass_names(spec: PipelineSpec, names: Sequence[str], option: str) -> 
                                          cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else \
             " (relaypass passes lists the registered passes)"
-        raise CLIError(f"{option} {name}: no pass named {name!r} is registered{hint}")
+        raise CLIError(f"{option} {name}: no pass named {name!r} is registered{hint}"
+                       f"{registry.unreadable_hint()}")
 
 
 # --- models --------------------------------------------------------------------------------
 def _load_model(path: str, shapes: dict[str, tuple[int, ...]] | None) -> IRModule:
-    """A Relay text file, or an ONNX model (needs the ``onnx`` extra)."""
+    """A Relay text file (``-``: Relay text on stdin), or an ONNX model (needs the ``onnx`` extra)."""
+    if path == "-":
+        return _read_stdin_model(shapes)
     if path.lower().endswith(".onnx"):
         from . import model_zoo
 
@@ -206,6 +294,21 @@ def _load_model(path: str, shapes: dict[str, tuple[int, ...]] | None) -> IRModul
     from ..ir.text.io import load
 
     return load(path)
+
+
+def _read_stdin_model(shapes: dict[str, tuple[int, ...]] | None) -> IRModule:
+    from ..ir.text.parser import parse
+
+    if shapes:
+        raise CLIError("--shape applies to ONNX models; a model read from stdin (-) is Relay text")
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CLIError(f"<stdin>: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                       f"{exc.start}); a model read from stdin is Relay text (give an ONNX "
+                       "model as a file)") from None
+    return parse(text, source_name="<stdin>")
 
 
 def _parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -220,6 +323,16 @@ def _parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
         raise argparse.ArgumentTypeError(
             f"expected NAME=D1,D2,... (e.g. input=1,3,224,224), not {text!r}") from None
     return name, shape
+
+
+def _instrument_argument(text: str) -> tuple[str, dict[str, Any]]:
+    """``--instrument NAME[:OPT=VALUE,...]``: the name and options, read (checked later)."""
+    from ..transform.inline_pipeline import parse_instrument
+
+    try:
+        return parse_instrument(text, repr(text))
+    except RelayPassError as exc:
+        raise argparse.ArgumentTypeError(_one_line(exc)) from None
 
 
 def _evaluate(mod: IRModule, inputs: Sequence[Any]) -> list[Any]:
@@ -247,10 +360,20 @@ class _Run:
         self.instrument_names = [ref.name for ref in spec.instruments]
         self.instruments = self._instruments(args, status)
         # Last, so that a pass it sees running really ran: which step raised, on what module.
+        # With --json, the report's recorder (a tracker that keeps each step) is the tracker.
+        self.json_report = getattr(args, "report", None)
         self.tracker: ScheduleTracker = ScheduleTracker(self.schedule)
+        if self.json_report is not None:
+            self.tracker = self.json_report.tracker(self.schedule)
+            # First: a step's time is its pass's, not the printers'.
+            self.instruments.insert(0, self.json_report.recorder.stopwatch)
         self.instruments.append(self.tracker)
         self.failed: StepRun | None = None
         self.seconds = 0.0
+        output = getattr(args, "output", None)
+        self.module_to_stdout = output == "-" or (output is None and args.model_zoo is None)
+        # With --json, stdout carries the JSON document: guarded alike.
+        self.stdout_taken = self.module_to_stdout or self.json_report is not None
 
     def _instruments(self, args: argparse.Namespace, status: StatusLine) -> list[Any]:
         from ..transform.registry import get_registry
@@ -269,14 +392,23 @@ class _Run:
         self.progress = ProgressInstrument(status, len(self.steps))  # silent off a terminal
         extra.append(self.progress)
         extra.extend(self.pipeline.instruments)
+        extra.extend(build(name, options) for name, options in args.instrument)
+        meta = {"show_meta": args.show_meta}
+        if args.print_before:
+            extra.append(build("PrintBefore", {"passes": list(args.print_before),
+                                               "file": "stderr", **meta}))
         if args.print_after:
-            extra.append(build("PrintAfter", {"passes": list(args.print_after), "file": "stderr"}))
+            extra.append(build("PrintAfter", {"passes": list(args.print_after), "file": "stderr",
+                                              **meta}))
         if args.print_after_all:
-            extra.append(build("PrintAfterAll", {"file": "stderr"}))
+            extra.append(build("PrintAfterAll", {"file": "stderr", **meta}))
         if args.print_changed:
-            extra.append(build("PrintChanged", {"file": "stderr"}))
+            extra.append(build("PrintChanged", {"file": "stderr", "types": args.diff_types,
+                                                **meta}))
         if args.dump_dir:
-            extra.append(build("DumpIR", {"dir": args.dump_dir}))
+            extra.append(build("DumpIR", {"dir": args.dump_dir, **meta}))
+        if args.verify_each:
+            extra.append(_verifier(args, build))
         return extra
 
     def __call__(self, mod: IRModule) -> IRModule:
@@ -287,7 +419,7 @@ class _Run:
                           disabled_pass=s.disabled_pass, instruments=self.instruments,
                           config=dict(s.config))
         start = time.perf_counter()
-        with ctx:
+        with self._stdout_guard(), ctx:
             try:
                 out = self.pipeline.sequential(mod)
             except Exception as exc:
@@ -298,12 +430,23 @@ class _Run:
         self.seconds = time.perf_counter() - start
         return out
 
+    def _stdout_guard(self) -> Any:
+        """While the module is bound for stdout, what instruments (or passes) write to stdout
+        goes to stderr: the output stays a module file."""
+        if self.stdout_taken:
+            return contextlib.redirect_stdout(sys.stderr)
+        return contextlib.nullcontext()
+
     def run_or_reproduce(self, mod: IRModule, args: argparse.Namespace, model_format: str) -> IRModule:
         """Run on ``mod``; when a pass raises, write a reproducer and note its path on the error."""
         try:
             return self(mod)
         except Exception as exc:
-            if self.failed is not None and not args.no_repro:
+            from .reproducer import input_at_fault
+
+            # A type error in the model as read is the model's: the error line points into it.
+            if (self.failed is not None and not args.no_repro
+                    and not input_at_fault(self.failed, mod, exc)):
                 self._reproduce(exc, args, model_format)
             raise
 
@@ -321,6 +464,8 @@ class _Run:
             add_note(exc, f"{_REPRO_NOTE}not written ({_one_line(err)})")
             return
         add_note(exc, f"{_REPRO_NOTE}written to {_shown_path(folder)}")
+        if self.json_report is not None:
+            self.json_report.fields["reproducer"] = folder
 
     def report(self) -> None:
         n = self.progress.done
@@ -328,6 +473,15 @@ class _Run:
              f"{n} pass{'es' if n != 1 else ''} in {_secs(self.seconds)}")
         if self.timing is not None:
             _err(self.timing_table)
+
+
+def _verifier(args: argparse.Namespace, build: Callable[[str, dict[str, Any]], Any]) -> Any:
+    """--verify-each: the default checker's checks and the typer's, after every pass."""
+    from ..transform.registry import get_registry
+    from .verify import VerifyEach
+
+    typer = args.typer or _default_typer()
+    return VerifyEach(build(DEFAULT_CHECKER, {}), get_registry().build_pass(typer, {}), typer)
 
 
 def _build_timer(args: argparse.Namespace, build: Callable[[str, dict[str, Any]], Any]) -> Any:
@@ -391,7 +545,7 @@ _REPRO_NOTE = "relaypass reproducer: "
 
 def _command_line(args: argparse.Namespace) -> dict[str, Any]:
     """What options.json records: the arguments as given, where, and as parsed."""
-    options = {k: v for k, v in vars(args).items() if k not in ("func", "argv")}
+    options = {k: v for k, v in vars(args).items() if k not in ("func", "argv", "report")}
     return {"argv": getattr(args, "argv", []), "cwd": os.getcwd(), "options": options}
 
 
@@ -422,6 +576,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise CLIError("run needs a MODEL file or --model-zoo NAME (one of them)")
     status = StatusLine()
     spec = _read_spec(args)
+    _json_run(args, spec)
     if args.model_zoo is not None:
         return _run_zoo(args, spec, status)
     for option, given in (("--reference", args.reference != "auto"),
@@ -432,6 +587,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _check_registered("--typer", args.typer, "pass")
     shapes = dict(args.shape) if args.shape else None
     mod = _load_model(args.model, shapes)
+    _json_module(args, "input", mod)
     run = _Run(args, spec, status)
     inputs: list[Any] = []
     before: list[Any] = []
@@ -442,7 +598,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         inputs = random_inputs(mod, seed=args.seed)
         before = _evaluate(mod, inputs)
     out = run.run_or_reproduce(mod, args, _model_format(args.model))
-    _write_module(out, args.output)
+    if args.report is None or args.output is not None:  # --json: the module only to -o
+        _write_module(out, args.output)
+    _json_result(args, run, out)
     if run.timing is not None:
         run.report()
     if not args.check:
@@ -453,11 +611,43 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _report_check(after, before, args, f"the input module (seeded inputs, seed {args.seed})")
 
 
+def _json_run(args: argparse.Namespace, spec: PipelineSpec) -> None:
+    """--json: what the document of a run says before it starts (an error document too)."""
+    if args.report is None:
+        return
+    if args.output == "-":
+        raise CLIError("-o -: with --json, stdout carries the JSON document; write the module "
+                       "to a file (-o FILE) or leave it out")
+    from .run_report import pipeline_json
+
+    model = {"path": args.model, "zoo": args.model_zoo,
+             "format": "onnx" if args.model_zoo else _model_format(args.model)}
+    args.report.fields.update(pipeline=pipeline_json(spec), model=model, input=None,
+                              output=None, seconds=None, checks=[], reproducer=None)
+
+
+def _json_module(args: argparse.Namespace, key: str, mod: IRModule) -> None:
+    """--json: the node and operator counts of the module read."""
+    if args.report is not None:
+        args.report.fields[key] = args.report.counter.counts(mod)
+
+
+def _json_result(args: argparse.Namespace, run: _Run, out: IRModule) -> None:
+    """--json: the pipeline's time, the result's counts and where it was written (or null)."""
+    if args.report is not None:
+        args.report.fields["seconds"] = run.seconds
+        args.report.fields["output"] = {"path": args.output, **args.report.counter.counts(out)}
+
+
 def _report_check(actual: list[Any], reference: list[Any], args: argparse.Namespace,
                   against: str) -> int:
     from ..testing.compare import compare_outputs
 
     result = compare_outputs(actual, reference, rtol=args.rtol, atol=args.atol)
+    if args.report is not None:
+        from .run_report import comparison_json
+
+        args.report.fields["checks"].append(comparison_json(result, actual, reference, against))
     if result.ok:
         _err(f"relaypass: check ok: {result.summary(against)}")
         return EXIT_OK
@@ -512,8 +702,10 @@ def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -
     imported = time.perf_counter() - start
     status.clear()
     _err(f"relaypass: imported in {_secs(imported)}")
+    _json_module(args, "input", mod)
 
     out = run.run_or_reproduce(mod, args, "onnx")
+    _json_result(args, run, out)
     run.report()
     if args.output is not None:
         _write_module(out, args.output)
@@ -574,8 +766,15 @@ def _cmd_bisect(args: argparse.Namespace) -> int:
                                  checker=args.checker, typer=typer)
     finally:
         status.clear()
-    sys.stdout.write(_render_bisection(result, args, what))
-    sys.stdout.flush()
+    if args.report is None:
+        sys.stdout.write(_render_bisection(result, args, what))
+        sys.stdout.flush()
+    else:
+        from .run_report import bisection_json, steps_json
+
+        args.report.fields.update(bisection_json(result, what))
+        args.report.fields["passes"] = steps_json(result.runs, result.step_seconds,
+                                                  args.report.counter)
     ran = len(result.runs)
     times = result.evaluations + 1
     how = "then after each pass in order, --linear" if result.linear else "then by bisection"
@@ -624,6 +823,9 @@ def _render_bisection(result: Bisection, args: argparse.Namespace, inputs: str) 
     lines = [head.rstrip("\n"),
              f"culprit: pass {step.index} of {n}, {step.name}{origin}{added}",
              f"  {_culprit_reason(breakage)}"]
+    if breakage.kind == "changed_input":  # the module it was given is gone: nothing to diff
+        lines.append(f"  (the IR {step.name} was given cannot be shown: it edited it)")
+        return "\n".join(lines) + "\n"
     previous = result.before_culprit
     if previous is not None:
         lines.append(f"  after pass {previous.step.index} ({previous.step.name}) the module is "
@@ -667,21 +869,6 @@ def _culprit_reason(breakage: Any) -> str:
 
 
 # --- listing ------------------------------------------------------------------------------
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
-    lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
-    return "\n".join(lines)
-
-
-def _options_json(options: Any) -> list[dict[str, Any]] | None:
-    if options is None:
-        return None
-    return [{"name": o.name, "type": o.type, "default": o.default, "required": o.required,
-             "help": o.help} for o in options]
-
-
 def _plugin_warnings() -> None:
     from ..transform.registry import get_registry
 
@@ -711,17 +898,11 @@ def _warning_line(text: str) -> None:
 def _cmd_passes(args: argparse.Namespace) -> int:
     from ..transform.registry import get_registry
 
+    if args.name is not None:
+        return _describe(args, "pass")
     specs = get_registry().list_passes()
     if args.json:
-        data = [{
-            "name": s.name, "kind": s.kind, "opt_level": s.opt_level,
-            "required": list(s.required), "preserves": list(s.preserves),
-            "options": _options_json(s.options),
-            "config": [{"name": k.name, "type": k.type, "default": k.default, "help": k.help}
-                       for k in s.config],
-            "distribution": s.distribution, "version": s.version, "help": s.help,
-            "role": s.role,
-        } for s in specs]
+        data = [pass_json(s) for s in specs]
         data.extend(byoc_json())
         print(json.dumps(data, indent=2, default=list))
     else:
@@ -740,11 +921,11 @@ def _cmd_passes(args: argparse.Namespace) -> int:
 def _cmd_instruments(args: argparse.Namespace) -> int:
     from ..transform.registry import get_registry
 
+    if args.name is not None:
+        return _describe(args, "instrument")
     specs = get_registry().list_instruments()
     if args.json:
-        data = [{"name": s.name, "kind": "instrument", "options": _options_json(s.options),
-                 "distribution": s.distribution, "version": s.version, "help": s.help}
-                for s in specs]
+        data = [instrument_json(s) for s in specs]
         print(json.dumps(data, indent=2, default=list))
     else:
         rows = [(s.name, "instrument",
@@ -755,6 +936,32 @@ def _cmd_instruments(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _describe(args: argparse.Namespace, what: str) -> int:
+    """``relaypass passes NAME`` / ``instruments NAME``: one declaration in full (text or JSON)."""
+    from ..transform.registry import get_registry
+    from .describe import describe_instrument, describe_pass
+
+    registry = get_registry()
+    name = args.name
+    try:
+        spec: Any = registry.pass_spec(name) if what == "pass" else registry.instrument_spec(name)
+    except RelayPassError as exc:
+        other = "instrument" if what == "pass" else "pass"
+        try:
+            registry.instrument_spec(name) if what == "pass" else registry.pass_spec(name)
+        except RelayPassError:
+            raise CLIError(_one_line(exc)) from exc
+        article = {"pass": "a pass", "instrument": "an instrument"}
+        raise CLIError(f"{name!r} is {article[other]}, not {article[what]}: relaypass "
+                       f"{other}{'es' if other == 'pass' else 's'} {name} shows it") from exc
+    if args.json:
+        data = pass_json(spec, full=True) if what == "pass" else instrument_json(spec, full=True)
+        print(json.dumps(data, indent=2, default=list))
+    else:
+        print(describe_pass(spec) if what == "pass" else describe_instrument(spec))
+    return EXIT_OK
+
+
 # --- pipelines: explain, check -----------------------------------------------------------------
 def _cmd_explain(args: argparse.Namespace) -> int:
     from .schedule import resolve_schedule
@@ -762,6 +969,13 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     spec = _read_spec(args)
     schedule = resolve_schedule(spec)
     runs = sum(1 for s in schedule if s.index)
+    if args.report is not None:
+        from .run_report import pipeline_json, schedule_json
+
+        args.report.fields.update(pipeline=pipeline_json(spec), runs=runs,
+                                  steps=schedule_json(schedule),
+                                  instruments=[ref.name for ref in spec.instruments])
+        return EXIT_OK
     print(f"pipeline {spec.name} ({spec.source}), opt_level {spec.opt_level}: "
           f"{runs} pass{'es' if runs != 1 else ''} run")
     rows = []
@@ -797,10 +1011,41 @@ def _explain_reason(step: ScheduledPass, spec: PipelineSpec) -> str:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     spec = _read_pipeline(args)
-    n = len(_leaf_names(spec))
+    names = _leaf_names(spec)
+    n = len(names)
     m = len(spec.instruments)
-    print(f"ok: {n} pass{'es' if n != 1 else ''}, {m} instrument{'s' if m != 1 else ''}")
+    required = _build_all(spec) if args.build else None
+    if args.report is not None:
+        from .run_report import pipeline_json
+
+        args.report.fields.update(pipeline=pipeline_json(spec), passes=names,
+                                  instruments=[ref.name for ref in spec.instruments],
+                                  built=args.build, required=required)
+        return EXIT_OK
+    built = "" if required is None else (
+        f"; built, with the {len(required)} pass{'es' if len(required) != 1 else ''} they "
+        "require" if required else "; built")
+    print(f"ok: {n} pass{'es' if n != 1 else ''}, {m} instrument{'s' if m != 1 else ''}{built}")
     return EXIT_OK
+
+
+def _build_all(spec: PipelineSpec) -> list[str]:
+    """check --build: build every pass and instrument of ``spec`` (importing their plugins'
+    code, as run would), then the passes they require; the names of those, sorted."""
+    from ..transform.passes import Sequential
+    from ..transform.registry import get_registry
+
+    registry = get_registry()
+    stack: list[Any] = [spec.build().sequential]
+    required: set[str] = set()
+    while stack:
+        p = stack.pop()
+        if isinstance(p, Sequential):
+            stack.extend(p.passes)
+        required.update(registry.dependency_plan(p.info, p.origin))
+    for name in sorted(required):
+        registry.dependency_pass(name)
+    return sorted(required)
 
 
 def _leaf_names(spec: PipelineSpec) -> list[str]:
@@ -818,8 +1063,22 @@ def _leaf_names(spec: PipelineSpec) -> list[str]:
 
 
 def _cmd_print(args: argparse.Namespace) -> int:
-    _write_module(_load_model(args.model, None), None)
+    mod = _load_model(args.model, None)
+    if args.show_meta:
+        _write_module(mod, None)
+        return EXIT_OK
+    from ..ir.text.printer import METADATA_OMITTED, astext
+
+    text = astext(mod, show_meta_data=False)
+    if text.endswith(METADATA_OMITTED):
+        text = text[: -len(METADATA_OMITTED)] + _METADATA_NOTE
+    print(text)
     return EXIT_OK
+
+
+# What `relaypass print` writes in place of TVM's note when it leaves the constants out.
+_METADATA_NOTE = ("/* metadata section omitted (the non-scalar constants): relaypass print "
+                  "--show-meta includes it */")
 
 
 # --- match ---------------------------------------------------------------------------------
@@ -873,6 +1132,11 @@ def _model_zoo_names() -> list[str]:
     return sorted(LIGHT_MODELS)
 
 
+def _json_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--json", action="store_true",
+                   help=f"print one JSON document on stdout ({what}; relaypass help json-output)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
@@ -883,11 +1147,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="relaypass",
         description="Run Relay-style compiler pass pipelines on tensor programs.",
-        epilog="docs/cli.md describes every command, option and exit status.",
+        epilog="relaypass help cli describes every command, option and exit status.",
     )
     parser.add_argument("--version", action="version", version=f"relaypass {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def load_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--load", action="append", metavar="FILE.py", default=[],
+                       help="run this Python file and register the passes and instruments it "
+                            "defines, without packaging them (repeatable; relaypass help cli)")
+
+    def pipeline_source(p: argparse.ArgumentParser) -> None:
+        p.add_argument("pipeline", nargs="?", metavar="PIPELINE.toml",
+                       help="a pipeline file (or give -p)")
+        p.add_argument("-p", "--pass-pipeline", dest="inline", metavar="PIPELINE",
+                       help="an inline pipeline instead of a file: 'InferType,FoldConstant,"
+                            "FuseOps{fuse_opt_level=2}' (relaypass help pipeline-files)")
+        load_option(p)
 
     def out_dir_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--out-dir", metavar="DIR",
@@ -896,7 +1173,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default: the current directory)")
 
     def pipeline_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("pipeline", metavar="PIPELINE.toml", help="a pipeline file")
+        pipeline_source(p)
         out_dir_option(p)
         p.add_argument("-O", dest="opt_level", type=int, metavar="N",
                        help="run at opt_level N instead of the file's")
@@ -908,15 +1185,19 @@ def build_parser() -> argparse.ArgumentParser:
                                        "as Relay text.")
     pipeline_options(p_run)
     p_run.add_argument("model", nargs="?", metavar="MODEL",
-                       help="a Relay text file (.relay, .txt), or .onnx with the onnx extra")
+                       help="a Relay text file (.relay, .txt; - reads it from stdin), or .onnx "
+                            "with the onnx extra")
     p_run.add_argument("--model-zoo", metavar="NAME",
                        help="instead of MODEL, a model shipped with the onnx package: "
                             + ", ".join(_model_zoo_names()))
     p_run.add_argument("-o", "--output", metavar="OUT",
-                       help="write the result here (default: stdout; with --model-zoo, "
+                       help="write the result here (default, or -: stdout; with --model-zoo, "
                             "only written when given)")
     p_run.add_argument("--shape", action="append", type=_parse_shape, metavar="NAME=D1,D2,...",
                        help="the shape of an ONNX input (repeatable)")
+    p_run.add_argument("--print-before", action="append", metavar="NAME", default=[],
+                       help="print the module before each run of pass NAME (stderr; repeatable; "
+                            "instrument PrintBefore)")
     p_run.add_argument("--print-after", action="append", metavar="NAME", default=[],
                        help="print the module after each run of pass NAME (stderr; repeatable; "
                             "instrument PrintAfter)")
@@ -924,7 +1205,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print the module after every pass (stderr; instrument PrintAfterAll)")
     p_run.add_argument("--print-changed", action="store_true",
                        help="print a diff of what each pass changed (stderr; instrument "
-                            "PrintChanged)")
+                            "PrintChanged), without type annotations unless --diff-types")
+    p_run.add_argument("--diff-types", action="store_true",
+                       help="keep the /* ty=... */ annotations in --print-changed's diffs")
+    p_run.add_argument("--show-meta", action="store_true",
+                       help="include the metadata section (the large constants) in the IR that "
+                            "--print-before/--print-after(-all), --print-changed and --dump-dir "
+                            "write")
+    p_run.add_argument("--instrument", action="append", metavar="NAME[:OPT=VALUE,...]",
+                       default=[], type=_instrument_argument,
+                       help="run the registered instrument NAME with these options (TOML "
+                            "values; repeatable)")
+    p_run.add_argument("--verify-each", action="store_true",
+                       help=f"after every pass, check that the module is well formed (instrument "
+                            f"{DEFAULT_CHECKER}) and that the --typer pass accepts it; stop at "
+                            "the first pass that breaks it")
     p_run.add_argument("--time", action="store_true",
                        help="print the pass timing table (stderr; the --timer instrument)")
     p_run.add_argument("--timer", metavar="NAME",
@@ -932,7 +1227,8 @@ def build_parser() -> argparse.ArgumentParser:
                             f"one with a render() method (default {DEFAULT_TIMER}); implies --time")
     p_run.add_argument("--typer", metavar="NAME",
                        help="the pass a crash reproducer's pipeline runs first to restore the "
-                            f"checked types ({TYPER_DEFAULT_HELP})")
+                            "checked types, and that --verify-each runs after every pass "
+                            f"({TYPER_DEFAULT_HELP})")
     p_run.add_argument("--dump-dir", metavar="DIR",
                        help="write the module after each pass into DIR, one numbered file per pass "
                             "(instrument DumpIR)")
@@ -944,9 +1240,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--check", action="store_true",
                        help="run the interpreter on seeded random inputs before and after the "
                             "pipeline; exit 1 if the outputs differ")
-    p_run.add_argument("--rtol", type=float, default=DEFAULT_RTOL,
+    p_run.add_argument("--rtol", type=_tolerance, default=DEFAULT_RTOL,
                        help=f"relative tolerance of the checks (default {DEFAULT_RTOL:g})")
-    p_run.add_argument("--atol", type=float, default=DEFAULT_ATOL,
+    p_run.add_argument("--atol", type=_tolerance, default=DEFAULT_ATOL,
                        help=f"absolute tolerance of the checks (default {DEFAULT_ATOL:g})")
     p_run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p_run.add_argument("--reference", choices=("auto", "onnxruntime", "stored"), default="auto",
@@ -955,6 +1251,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--weights", choices=("random", "shipped"),
                        help="--model-zoo: seeded random weights in place of the shipped uniform "
                             "ones (default with onnxruntime), or the shipped ones")
+    _json_option(p_run, "with it, the module is written only with -o FILE")
     p_run.set_defaults(func=_cmd_run)
 
     p_bisect = sub.add_parser(
@@ -973,9 +1270,9 @@ def build_parser() -> argparse.ArgumentParser:
                           metavar="NAME=D1,D2,...", help="the shape of an ONNX input (repeatable)")
     p_bisect.add_argument("--seed", type=int, default=0,
                           help="seed of the random inputs (and model-zoo weights; default 0)")
-    p_bisect.add_argument("--rtol", type=float, default=DEFAULT_RTOL,
+    p_bisect.add_argument("--rtol", type=_tolerance, default=DEFAULT_RTOL,
                           help=f"relative tolerance (default {DEFAULT_RTOL:g})")
-    p_bisect.add_argument("--atol", type=float, default=DEFAULT_ATOL,
+    p_bisect.add_argument("--atol", type=_tolerance, default=DEFAULT_ATOL,
                           help=f"absolute tolerance (default {DEFAULT_ATOL:g})")
     p_bisect.add_argument("--weights", choices=("random", "shipped"),
                           help="--model-zoo: seeded random weights (default) or the shipped ones")
@@ -992,6 +1289,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="print the IR before and after the culprit in full, not as a diff")
     p_bisect.add_argument("--show-meta", action="store_true",
                           help="include the metadata section (constants) in the printed IR")
+    _json_option(p_bisect, "instead of the report and the IR")
     p_bisect.set_defaults(func=_cmd_bisect)
 
     for name, func, what in (("passes", _cmd_passes, "passes"),
@@ -999,7 +1297,11 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=f"list the registered {what}",
                            description=f"List the registered {what}, from the plugins' "
                                        "manifests (no plugin code is imported).")
+        p.add_argument("name", nargs="?", metavar="NAME",
+                       help=f"show this one's declaration in full: options (types, defaults)"
+                            f"{', config keys, requirements' if what == 'passes' else ''}")
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        load_option(p)
         p.set_defaults(func=func)
 
     p_explain = sub.add_parser("explain", parents=[common],
@@ -1008,19 +1310,28 @@ def build_parser() -> argparse.ArgumentParser:
                                            "that run, the ones added as dependencies and the "
                                            "ones skipped, with the reason for each.")
     pipeline_options(p_explain)
+    _json_option(p_explain, "instead of the table")
     p_explain.set_defaults(func=_cmd_explain)
 
     p_check = sub.add_parser("check", parents=[common], help="validate a pipeline file",
                              description="Validate a pipeline file without running it.")
-    p_check.add_argument("pipeline", metavar="PIPELINE.toml", help="a pipeline file")
+    pipeline_source(p_check)
     out_dir_option(p_check)
+    p_check.add_argument("--build", action="store_true",
+                         help="also import and build every pass and instrument the pipeline "
+                              "names, and the passes they require (runs the plugins' code)")
+    _json_option(p_check, "instead of the ok line")
     p_check.set_defaults(func=_cmd_check)
 
     p_print = sub.add_parser("print", parents=[common],
                              help="parse a model and print it as Relay text",
                              description="Parse a Relay text model (or import an ONNX model) "
                                          "and print it as Relay text.")
-    p_print.add_argument("model", metavar="MODEL", help="a Relay text file, or .onnx")
+    p_print.add_argument("model", metavar="MODEL", help="a Relay text file (- reads stdin), or .onnx")
+    p_print.add_argument("--show-meta", action="store_true",
+                         help="include the metadata section (the non-scalar constants), so that "
+                              "the text parses back (without it they show as "
+                              "meta[relay.Constant][i])")
     p_print.set_defaults(func=_cmd_print)
 
     p_match = sub.add_parser(
@@ -1055,6 +1366,12 @@ def build_parser() -> argparse.ArgumentParser:
                            help="exit 1 if a file would change or uses a name relaypass "
                                 "does not provide")
     p_port.set_defaults(func=_cmd_port)
+    # Commands whose code lives in a module of their own.
+    optimize.register(sub, [common])
+    batch.register(sub, [common])
+    compare_reports.register(sub, [common])
+    viz.register(sub, [common])
+    help_pages.register(sub, [common])
     return parser
 
 
@@ -1101,19 +1418,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     finally:
         warnings.showwarning = shown_before
+        _restore_streams()
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    traceback_requested = "--traceback" in (sys.argv[1:] if argv is None else argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    traceback_requested = "--traceback" in given
+    # Made before parsing, so that a usage error is a JSON document too.
+    report = _json_report(given)
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        args.argv = list(sys.argv[1:] if argv is None else argv)
-        func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
-        if func is None:
-            parser.print_help(sys.stderr)
-            return EXIT_INPUT_ERROR
-        return func(args)
+        code = _dispatch(given, report)
+        if report is not None:
+            report.write(code, sys.stdout)
+        return code
     except KeyboardInterrupt:
         _err("relaypass: interrupted")
         return 130
@@ -1125,15 +1442,57 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         if traceback_requested:
             raise
-        line = _error_line(exc) + _reproducer_text(exc)
-        if _is_input_error(exc):
-            _err(line)
-            return EXIT_INPUT_ERROR
-        import traceback
+        code = _report_error(exc)
+        if report is not None:
+            report.fail(exc, _one_line(exc) + _reproducer_text(exc))
+            report.write(code, sys.stdout)
+        return code
 
-        traceback.print_exc()
-        _err(f"{line}; this is a bug (the traceback above shows where), please report it")
-        return EXIT_INTERNAL_ERROR
+
+def _dispatch(given: list[str], report: Any) -> int:
+    parser = build_parser()
+    args = parser.parse_args(given)
+    args.argv = given
+    args.report = report
+    _prepare(args)
+    func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT_ERROR
+    return func(args)
+
+
+#: The commands whose --json prints one versioned document (run_report; relaypass help json-output).
+_JSON_COMMANDS = ("run", "check", "explain", "bisect")
+
+
+def _json_report(given: list[str]) -> Any:
+    """The Report of ``relaypass COMMAND ... --json`` for a command of :data:`_JSON_COMMANDS`."""
+    command = next((a for a in given if not a.startswith("-")), None)
+    if command not in _JSON_COMMANDS or "--json" not in given:
+        return None
+    from .run_report import Report
+
+    return Report(command)
+
+
+def _report_error(exc: Exception) -> int:
+    """Say what went wrong on stderr, and return the exit status.
+
+    An input error is one line.  A bug is its traceback (relaypass's own
+    frames left out) and one line naming the pass or instrument it came
+    from, with the distribution to report it to.
+    """
+    from .blame import bug_report, format_traceback, name_instrument
+
+    found = name_instrument(exc)
+    line = _error_line(exc) + _reproducer_text(exc)
+    if _is_input_error(exc):
+        _err(line)
+        return EXIT_INPUT_ERROR
+    sys.stderr.write(format_traceback(exc))
+    _err(f"{line}; this is a bug{bug_report(found)}")
+    return EXIT_INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

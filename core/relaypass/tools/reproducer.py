@@ -27,6 +27,10 @@ run --typer``), by default the pass with role "type-inference" (InferType
 among the standard passes; see :mod:`relaypass.tools.defaults`).
 Positions in error messages then refer to ``input.relay`` instead of the
 original model file.
+
+No reproducer is written when the input itself is at fault
+(:func:`input_at_fault`): the model file and the pipeline already reproduce
+that failure, and the error names the place in the model.
 """
 
 from __future__ import annotations
@@ -41,10 +45,12 @@ from typing import Any
 
 import tomli_w
 
+from ..errors import RelayPassError
 from ..transform.pipeline import PipelineSpec, SequenceRef
 from .schedule import ScheduledPass, StepRun, runnable
 
-__all__ = ["DEFAULT_ROOT", "reproducer_pipeline", "versions", "write_reproducer"]
+__all__ = ["DEFAULT_ROOT", "input_at_fault", "reproducer_pipeline", "versions",
+           "write_reproducer"]
 
 #: Where reproducer folders go unless told otherwise (relative to the working directory).
 DEFAULT_ROOT = "relaypass-repro"
@@ -79,6 +85,27 @@ def write_reproducer(root: str, spec: PipelineSpec, schedule: list[ScheduledPass
     _write(folder, "versions.json", json.dumps(found, indent=2) + "\n")
     _write(folder, "README.txt", _readme(spec, schedule, failed, error_line, found, typer))
     return folder
+
+
+def input_at_fault(failed: StepRun, given: Any, exc: BaseException) -> bool:
+    """Whether the failure of step ``failed`` is the fault of ``given``, the module the run began with.
+
+    It is when the failing pass was handed that module unchanged (no pass
+    before it had altered it) and rejected it as bad input, with a
+    :class:`~relaypass.errors.RelayPassError`: typically the typing pass
+    finding a type error in the user's model.  A reproducer would only copy
+    the model and the pipeline.  Any other exception on the same module is
+    still a bug of the pass, worth a reproducer (its folder records the
+    versions involved).
+    """
+    if not isinstance(exc, RelayPassError):
+        return False
+    before = failed.before
+    if before is given:
+        return True
+    kept = given.functions
+    return (before.attrs is given.attrs and len(before) == len(kept)
+            and all(kept.get(gv) is f for gv, f in before.items()))
 
 
 def reproducer_pipeline(spec: PipelineSpec, schedule: list[ScheduledPass], failed: StepRun,

@@ -24,7 +24,8 @@ from . import lookup
 #: strings to Python callers, and what a pipeline file gives for them is kept inside the
 #: folder the pipeline was loaded for (:mod:`relaypass.transform.pipeline`).
 VALUE_TYPES = ("bool", "int", "float", "str", "path", "output", "pattern_table", "target",
-               "list[bool]", "list[int]", "list[float]", "list[str]", "list[target]")
+               "list[bool]", "list[int]", "list[float]", "list[str]", "list[target]",
+               "table[list[str]]")
 
 #: The value types that name a place to write (see :data:`VALUE_TYPES`).
 PATH_TYPES = ("path", "output")
@@ -42,7 +43,7 @@ _PY_TYPES = {bool: "bool", int: "int", float: "float", str: "str"}
 #: The type key TVM's ``PassContext.list_configs()`` gives for a value type (a Bool is an IntImm there).
 TVM_TYPE_KEYS = {"bool": "IntImm", "int": "IntImm", "float": "FloatImm", "str": "runtime.String",
                  "path": "runtime.String", "output": "runtime.String", "pattern_table": "runtime.String",
-                 "target": "runtime.String", "list": "Array"}
+                 "target": "runtime.String", "list": "Array", "table": "Map"}
 
 
 class ConfigError(RelayPassError):
@@ -109,6 +110,12 @@ def coerce_value(tname: str, value: object) -> Any:
     Lists become tuples (values are shared by contexts and must not change), ints
     given for a float become floats (an int too large for a float does not fit).
     """
+    if tname.startswith("table["):
+        # A TOML table of string keys (ConvertLayout's desired_layouts: operator -> layouts).
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            return None
+        entries = {k: coerce_value(tname[6:-1], v) for k, v in value.items()}
+        return None if any(v is None for v in entries.values()) else entries
     if tname.startswith("list["):
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
             return None
@@ -147,6 +154,8 @@ def describe_type(value: object) -> str:
         return "bool"
     if isinstance(value, (list, tuple)):
         return "list"
+    if isinstance(value, Mapping):
+        return "table"
     return type(value).__name__
 
 

@@ -110,7 +110,8 @@ def pass_attribute(namespace: str, name: str) -> PassConstructor:
     if not registry.has_pass(name):
         near = difflib.get_close_matches(name, registry.pass_names(), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
-        raise AttributeError(f"{namespace} has no pass or attribute {name!r}{hint}")
+        raise AttributeError(f"{namespace} has no pass or attribute {name!r}{hint}"
+                             f"{registry.unreadable_hint()}")
     return PassConstructor(name)
 
 

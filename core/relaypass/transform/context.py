@@ -9,6 +9,7 @@ entered and exited, with the failure rules of Relay's pass infrastructure
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Container, Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -16,6 +17,16 @@ from typing import Any
 from . import lookup
 from .config import ConfigKey, PassConfig
 from .instrument import PassInstrument
+from .pass_info import BUILT_NAMES
+
+
+class UnknownPassNameWarning(UserWarning):
+    """A PassContext names, in ``required_pass`` or ``disabled_pass``, a pass nobody provides.
+
+    Relay accepts any name there and ignores the ones no pass has, so a
+    misspelt ``disabled_pass=["FoldConstnt"]`` silently disables nothing;
+    this warning (with the registered names it is close to) says so.
+    """
 
 
 class _Stack:
@@ -62,12 +73,16 @@ class PassContext:
     """``PassContext(opt_level=2, required_pass=None, disabled_pass=None, instruments=None, config=None)``.
 
     ``required_pass`` and ``disabled_pass`` accept any names, registered or not
-    (a name nobody uses is harmless, as in Relay).  ``config`` is checked against
-    the keys registered passes declare; see :meth:`list_configs`.
+    (a name nobody uses is harmless, as in Relay), but a name that is neither
+    a registered pass nor the name of a pass built in this process gets an
+    :class:`UnknownPassNameWarning`: when the context is entered if the name
+    is close to a registered one (did-you-mean), else when it is exited if no
+    pass built in the meantime has it.  ``config`` is checked against the
+    keys registered passes declare; see :meth:`list_configs`.
     """
 
     __slots__ = ("opt_level", "required_pass", "disabled_pass", "instruments", "config",
-                 "_required", "_disabled")
+                 "_required", "_disabled", "_unknown_names")
 
     def __init__(
         self,
@@ -84,6 +99,7 @@ class PassContext:
         self.disabled_pass = _names(disabled_pass, "disabled_pass")
         self._required = frozenset(self.required_pass)
         self._disabled = frozenset(self.disabled_pass)
+        self._unknown_names: tuple[tuple[str, str], ...] = ()
         self.instruments = _instrument_list(instruments)
         self.config = config if isinstance(config, PassConfig) else PassConfig(config)
 
@@ -106,7 +122,16 @@ class PassContext:
         already entered are exited (last entered first, as in Relay), the
         instrument list is cleared, the context is not made current, and the
         error propagates.
+
+        Names in ``required_pass`` and ``disabled_pass`` are checked here, not
+        in the constructor: the registered names are known only once the
+        plugins' manifests are read, which a context that names no pass (or
+        is never entered) never causes.  A name close to a registered one is
+        warned about now; any other unknown name waits for :meth:`__exit__`,
+        since the body may build a pass of that name.
         """
+        if self.required_pass or self.disabled_pass:
+            self._unknown_names = _check_names_on_enter(self)
         self._enter_instruments()
         _stack().contexts.append(self)
         return self
@@ -116,7 +141,8 @@ class PassContext:
 
         Runs on a normal exit and when the body raised.  If an instrument raises
         in ``exit_pass_ctx``, the list is cleared, the instruments after it are
-        not exited, and its error propagates.
+        not exited, and its error propagates.  Then the pass names still
+        unknown (see :meth:`__enter__`) are warned about.
         """
         stack = _stack().contexts
         if stack and stack[-1] is self:
@@ -126,7 +152,12 @@ class PassContext:
                 if stack[i] is self:
                     del stack[i]
                     break
-        self._exit_instruments()
+        try:
+            self._exit_instruments()
+        finally:
+            if self._unknown_names:
+                pending, self._unknown_names = self._unknown_names, ()
+                _check_names_on_exit(pending)
 
     def override_instruments(self, instruments: Iterable[PassInstrument] | None) -> None:
         """Replace the instruments: exit the current ones, then enter the new ones.
@@ -200,6 +231,53 @@ def pass_enabled(
     if name in disabled:
         return False
     return name in required or opt_level <= ctx_opt_level
+
+
+#: (option, name) pairs already warned about: once per process is enough.
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _check_names_on_enter(ctx: PassContext) -> tuple[tuple[str, str], ...]:
+    """Warn about each unknown pass name of ``ctx`` close to a registered one; return the
+    other unknown names, as ``(option, name)``, for :func:`_check_names_on_exit`."""
+    registry = lookup.registry()
+    later = []
+    for option, names in (("required_pass", ctx.required_pass),
+                          ("disabled_pass", ctx.disabled_pass)):
+        for name in names:
+            if (option, name) in _WARNED or name in BUILT_NAMES or registry.has_pass(name):
+                continue
+            if _near(name, registry.pass_names()):
+                _warn(option, name, registry)
+            else:
+                later.append((option, name))
+    return tuple(later)
+
+
+def _check_names_on_exit(pending: tuple[tuple[str, str], ...]) -> None:
+    """Warn about each name of ``pending`` that no pass built by now has."""
+    registry = lookup.registry()
+    for option, name in pending:
+        if (option, name) not in _WARNED and name not in BUILT_NAMES \
+                and not registry.has_pass(name):
+            _warn(option, name, registry)
+
+
+def _near(name: str, names: Iterable[str]) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
+
+
+def _warn(option: str, name: str, registry: Any) -> None:
+    # The stack: _warn, the _check_names_ function, __enter__ or __exit__, the `with`.
+    _WARNED.add((option, name))
+    near = _near(name, {*registry.pass_names(), *BUILT_NAMES})
+    hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
+    warnings.warn(UnknownPassNameWarning(
+        f"PassContext({option}=...) names {name!r}, which is neither a registered pass "
+        f"nor a pass built in this process, so it changes nothing{hint}"
+        f"{registry.unreadable_hint()}"), stacklevel=4)
 
 
 def _instrument_list(instruments: Iterable[Any] | None) -> list[Any]:

@@ -2,7 +2,8 @@
 
 Running a pass resolves its required passes by name, a function pass types
 its result with the pass of the "type-inference" role, a PassContext checks
-its config keys against those the passes declare, and ``ir.instrument.<Name>``
+its config keys against those the passes declare (and the pass names it is
+given against the registered ones), and ``ir.instrument.<Name>``
 builds a registered instrument: all of them need the registry, and the
 registry needs the pass classes to build and check passes.  So the pass
 manager asks this module, and :mod:`relaypass.transform.registry` installs
@@ -17,6 +18,15 @@ from typing import Any, Protocol
 
 class PassLookup(Protocol):
     """What the pass manager asks of the registry."""
+
+    def has_pass(self, name: str) -> bool:
+        """Whether ``name`` (plain or ``qualifier:Name``) is a registered pass."""
+
+    def pass_names(self) -> list[str]:
+        """The registered passes' names, sorted."""
+
+    def unreadable_hint(self) -> str:
+        """A clause naming the plugin distributions whose manifests could not be read ("" if none)."""
 
     def config_keys(self) -> Mapping[str, Any]:
         """Every declared PassContext config key, by name."""

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+#: Every pass name a PassInfo was made for in this process.  A PassContext that names
+#: another one (neither registered nor built) warns that it is probably misspelt.
+BUILT_NAMES: set[str] = set()
+
 
 class PassInfo:
     """Immutable description of a pass: ``PassInfo(opt_level, name, required=None, traceable=False)``.
@@ -38,6 +42,7 @@ class PassInfo:
                 raise TypeError(f"pass {name!r}: required passes are given by name, not {r!r}")
         object.__setattr__(self, "opt_level", opt_level)
         object.__setattr__(self, "name", name)
+        BUILT_NAMES.add(name)
         object.__setattr__(self, "required", req)
         object.__setattr__(self, "traceable", bool(traceable))
 

@@ -380,7 +380,8 @@ class _Reader:
             for i, n in enumerate(names):
                 if n not in self.sequence_names and not self.registry.has_pass(n):
                     raise self.fail(f"{key}[{i}]", f"no pass named {shown(n)} is registered"
-                                                   f"{self.near(n)}")
+                                                   f"{self.near(n)}"
+                                                   f"{self.registry.unreadable_hint()}")
         config = self.config(data.get("config", {}), "config")
         instruments = self.instruments(data.get("instruments", []), "instruments")
         return PipelineSpec(self.source, name, opt_level, required_pass, disabled_pass, config,

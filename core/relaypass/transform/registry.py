@@ -35,6 +35,7 @@ import importlib
 import inspect
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -54,6 +55,7 @@ from .config import ConfigError, ConfigKey, coerce_value, describe_type, make_co
 from .errors import (
     DuplicatePassError,
     ManifestError,
+    MissingDependencyError,
     OptionError,
     PassNotFoundError,
     PluginBuildError,
@@ -149,6 +151,10 @@ class Registry:
         self.in_process = InProcessDeclarations()
         self._state: _State | None = None
         self._factories: dict[tuple[str, str], Callable[..., Any]] = {}
+        # The declaration of each instrument built here, so that an error it raises can
+        # name its distribution (a pass carries its own ``origin``).
+        self._built_instruments: weakref.WeakKeyDictionary[Any, InstrumentSpec] = (
+            weakref.WeakKeyDictionary())
 
     def add_source(self, source: DeclarationSource) -> None:
         """Merge what ``source`` declares from now on."""
@@ -301,6 +307,27 @@ class Registry:
             spec = state.qualified_passes.get(name)
         return spec
 
+    def declaration_of(self, built: Any) -> PassSpec | InstrumentSpec | None:
+        """The declaration a pass or instrument built by this registry came from (None: not
+        built here, e.g. a pass made by a decorator and never registered).
+
+        What an error raised by ``built`` is blamed on: its distribution and version.
+        """
+        if isinstance(built, PassInstrument):
+            try:
+                return self._built_instruments.get(built)
+            except TypeError:  # an unhashable instrument is never recorded
+                return None
+        info = getattr(built, "info", None)
+        origin = getattr(built, "origin", "")
+        if info is None or not origin:
+            return None
+        state = self._get_state()
+        for spec in (*state.passes.values(), *state.qualified_passes.values()):
+            if spec.name == info.name and str(spec.origin) == origin:
+                return spec
+        return None
+
     def shadowed(self) -> list[tuple[Any, Any]]:
         """``(hidden, used)``: each declaration its plain name does not reach, and the one it does.
 
@@ -404,8 +431,16 @@ class Registry:
         own = state.passes.get(name)
         if own is not None and str(own.origin) == origin and not own.origin.in_process:
             dist = (own.origin.distribution, own.origin.version)
-        return dependency_order(name, required, origin, self.lookup_pass,
-                                lambda: state.passes, dist)
+        try:
+            return dependency_order(name, required, origin, self.lookup_pass,
+                                    lambda: state.passes, dist)
+        except MissingDependencyError as exc:
+            hint = self.unreadable_hint()
+            if not hint:
+                raise
+            # The missing pass may be one an unreadable manifest declares: say which.
+            raise MissingDependencyError(exc.message + hint, distribution=exc.distribution,
+                                         version=exc.version, fix=exc.fix) from None
 
     def dependency_pass(self, name: str) -> Pass:
         """The pass run when another requires ``name`` (built once, with default options)."""
@@ -493,6 +528,10 @@ class Registry:
                 distribution=spec.distribution, version=spec.version,
                 fix=f"report it to the maintainers of {spec.distribution}",
             ))
+        try:
+            self._built_instruments[pi] = spec
+        except TypeError:  # an instrument class that is unhashable: it goes unnamed in errors
+            pass
         for source in self._sources:
             source.instrument_built(spec, pi)
         return pi
@@ -532,6 +571,8 @@ class Registry:
                 distribution=spec.distribution, version=spec.version,
                 fix=_plugin_fix(spec.origin),
             ))
+        if spec.kind == "sequential":  # the members: the declaration gives name, level, requirements
+            return Sequential(list(transformation), spec.opt_level, spec.name, list(spec.required))
         cls = FunctionPass if spec.kind == "function" else ModulePass
         return cls(transformation, PassInfo(spec.opt_level, spec.name, spec.required), spec.preserves)
 
@@ -718,7 +759,10 @@ def _transformation_problem(kind: str, obj: Any) -> str:
     """Why ``obj`` cannot be the transformation of a ``kind`` pass ("" when it can)."""
     shape = _TRANSFORMATIONS.get(kind)
     if shape is None:  # a Sequential has members, not a transformation
-        return f"{type(obj).__name__}, not a Pass (a {kind} pass's factory builds the pass itself)"
+        if isinstance(obj, (list, tuple)) and obj and all(isinstance(p, Pass) for p in obj):
+            return ""
+        return (f"{type(obj).__name__}, not a Sequential or its member passes (a non-empty "
+                f"list of Pass)")
     expected = f"a Pass or a {kind} pass's transformation {shape}"
     if inspect.isclass(obj):
         return f"the class {obj.__qualname__}, not {expected}"

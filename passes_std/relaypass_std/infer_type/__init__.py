@@ -50,6 +50,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any as _AnyT
 
 from relaypass.errors import AttrsError, RelayPassError, TypeInferenceError, TypeRelationError
+from relaypass.ir.adt import Constructor, Match
 from relaypass.ir.attrs import Attrs
 from relaypass.ir.expr import (
     BaseFunc,
@@ -84,7 +85,17 @@ from relaypass.ir.types import (
 )
 from relaypass.transform import pass_constructor
 
+from .adt import (
+    NonExhaustiveMatchWarning,
+    check_constructor_call,
+    check_type_definitions,
+    constructor_type,
+    match_type,
+    typed_patterns,
+    unknown_only_in_type_arguments,
+)
 from .diagnostics import expr_text, locate
+from .incremental import Kept, kept_functions, remember
 from .solver import (
     TypeMismatchError,
     TypeSolver,
@@ -94,10 +105,12 @@ from .solver import (
 
 __all__ = [
     "InferType",
+    "NonExhaustiveMatchWarning",
     "TypeMismatchError",
     "UnderdeterminedTypeError",
     "infer_type_expr",
     "infer_type_module",
+    "type_new_nodes",
 ]
 
 _BOOL_SCALAR = TensorType((), "bool")
@@ -110,15 +123,60 @@ def infer_type_module(mod: IRModule) -> IRModule:
         raise TypeError(f"infer_type_module expects an IRModule, not {type(mod).__name__}")
     items = list(mod.items())
     functions = {gv.name_hint: func for gv, func in items}
-    inference = _Inference(functions)
+    type_defs = mod.type_definitions
+    check_type_definitions(type_defs)
+    if not type_defs:
+        kept = kept_functions(items)
+        if kept.functions:
+            out = _infer_incrementally(mod, items, functions, kept)
+            if out is not None:
+                return out
+    inference = _Inference(functions, type_defs)
     try:
         inference.infer_globals()
         typed = inference.finish()
     except TypeInferenceError as err:
         raise _with_context(err, _roots(functions)) from err.__cause__
-    out = IRModule(attrs=mod.attrs)
+    out = IRModule(type_definitions=type_defs, attrs=mod.attrs)
     for gv, _func in items:
         out.add(*typed[gv.name_hint])
+    if not type_defs:
+        remember(out)
+    return out
+
+
+def _infer_incrementally(mod: IRModule, items: list[tuple[GlobalVar, BaseFunc]],
+                         functions: dict[str, BaseFunc], kept: Kept) -> IRModule | None:
+    """``mod`` typed with its ``kept`` functions as they are (:mod:`.incremental`), or None
+    when the whole module must be typed: a function typed again changed its type, or
+    typing it alone failed (the whole module then decides, and reports errors in context)."""
+    todo = {name: func for name, func in functions.items() if name not in kept.functions}
+    keys = {gv.name_hint: gv for gv, _func in items}
+    inference = _Inference(todo, known=kept.functions)
+    try:
+        inference.infer_globals()
+        typed = inference.finish(reuse=keys)
+    except TypeInferenceError:
+        return None
+    same_keys = True
+    for name in todo:
+        if typed[name][0] is not keys[name]:
+            if keys[name]._checked_type is not None:
+                return None  # another type than its callers were typed against
+            same_keys = False  # a new function
+    if same_keys:
+        out = mod.copy()
+        for name in todo:
+            out.add(*typed[name], update=True)
+        remember(out, kept, todo)
+        return out
+    out = IRModule(attrs=mod.attrs)
+    for gv, func in items:
+        if gv.name_hint in kept.functions:
+            out.add(gv, func)
+        else:
+            out.add(*typed[gv.name_hint])
+    remember(out)
     return out
 
 
@@ -132,7 +190,11 @@ def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
     if not isinstance(expr, Expr):
         raise TypeError(f"infer_type_expr expects a Relay expression, not {type(expr).__name__}")
     functions = {gv.name_hint: func for gv, func in mod.items()} if mod is not None else {}
-    inference = _Inference(functions)
+    type_defs = mod.type_definitions if mod is not None else {}
+    # The module's functions are there for their types: those it can keep stand for theirs.
+    kept = kept_functions(mod.items()).functions if functions and not type_defs else {}
+    todo = {name: func for name, func in functions.items() if name not in kept}
+    inference = _Inference(todo, type_defs, kept)
     try:
         inference.infer_globals()
         inference.infer_root(expr, "the expression")
@@ -141,6 +203,112 @@ def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
         roots = [*_roots(functions), ("the expression", expr)]
         raise _with_context(err, roots) from err.__cause__
     return inference.memo[expr]
+
+
+def type_new_nodes(expr: Expr) -> Expr | None:
+    """``expr`` with its untyped nodes typed from the typed nodes below them, or None.
+
+    A rewrite of a typed program builds a few new nodes over typed ones
+    (``x * c2 + (c1 * c2)`` over the matched ``x``): typing just those, bottom
+    up, gives what InferType would give them (the same relations on the same
+    argument types, the same typed copies, operator calls with their
+    ``type_args``) at the cost of the new nodes alone, where InferType would
+    type the whole function again.  Handled: calls of operators, constants,
+    tuples and projections.  For anything else (a new variable, a call of a
+    function), or when a relation rejects its arguments, the answer is None
+    and the caller runs InferType, which then decides (and reports errors
+    with their context).
+    """
+    if expr._checked_type is not None:
+        return expr
+    memo: dict[Expr, Expr] = {}
+    relations: dict[Op, _AnyT] = {}
+    stack: list[Expr] = [expr]
+    try:
+        while stack:
+            node = stack[-1]
+            if node in memo:
+                stack.pop()
+                continue
+            t = type(node)
+            if t is Call:
+                op = node.op
+                if type(op) is not Op:
+                    return None
+                kids = node.args
+            elif t is Tuple:
+                kids = node.fields
+            elif t is TupleGetItem:
+                kids = (node.tuple_value,)
+            elif t is Constant:
+                kids = ()
+            else:
+                return None
+            pending = False
+            for kid in kids:
+                if kid._checked_type is None and kid not in memo:
+                    stack.append(kid)
+                    pending = True
+            if pending:
+                continue
+            stack.pop()
+            new = [memo.get(k, k) for k in kids]
+            if t is Call:
+                typed = _type_op_call(node, op, new, relations)
+                if typed is None:
+                    return None
+            elif t is Constant:
+                data = node.array
+                typed = t._layout_.rebuild(node, ())
+                set_checked_type(typed, TensorType(data.shape, str(data.dtype)))
+            elif t is Tuple:
+                typed = t._layout_.rebuild(node, new)
+                set_checked_type(typed, TupleType([k.checked_type for k in new]))
+            else:
+                field = _project(new[0].checked_type, node.index, node)
+                typed = t._layout_.rebuild(node, new)
+                set_checked_type(typed, field)
+            memo[node] = typed
+    except RelayPassError:
+        return None
+    return memo[expr]
+
+
+def _type_op_call(call: Call, op: Op, args: list[Expr],
+                  relations: dict[Op, _AnyT]) -> Call | None:
+    """The typed copy of an operator call whose arguments are typed, as InferType builds it."""
+    rel = relations.get(op)
+    if rel is None:
+        rel = relations[op] = op.get_attr("FTypeRelation")
+        if rel is None:
+            return None
+    if op.num_inputs >= 0 and len(args) != op.num_inputs:
+        return None
+    arg_types = [a.checked_type for a in args]
+    for t in arg_types:
+        if type(t) is not TensorType and not _concrete(t):
+            return None
+    attrs = call.attrs
+    if attrs is None and op.attrs_schema is not None:
+        attrs = op.attrs_schema.build(op.name, {})
+    out = _apply_relation(op, rel, arg_types, attrs, call)
+    if type(out) is not TensorType and not _concrete(out):
+        return None
+    new = Call(op, args, call.attrs, tuple(arg_types), call.span)
+    set_checked_type(new, out)
+    return new
+
+
+def _concrete(ty: Type) -> bool:
+    """Whether ``ty`` is made of tensor and tuple types only (nothing left to solve)."""
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if type(t) is TupleType:
+            stack.extend(t.fields)
+        elif type(t) is not TensorType:
+            return False
+    return True
 
 
 def _infer_type_factory() -> Callable[[IRModule, object], IRModule]:
@@ -192,10 +360,12 @@ class _Inference:
         "solver", "ty", "order", "functions", "global_types", "global_decl",
         "instances", "let_bound", "tvar_uses", "tvars_bound", "relations", "default_attrs",
         "const_types",
-        "memo", "new_gvars",
+        "memo", "new_gvars", "type_defs",
     )
 
-    def __init__(self, functions: Mapping[str, BaseFunc]) -> None:
+    def __init__(self, functions: Mapping[str, BaseFunc], type_defs: Mapping = (),
+                 known: Mapping[str, GlobalVar] | None = None) -> None:
+        self.type_defs = dict(type_defs)
         self.solver = TypeSolver()
         self.ty: dict[Expr, Type] = {}
         self.order: list[Expr] = []
@@ -219,6 +389,11 @@ class _Inference:
             declared = _declared_type(func)
             self.global_decl[name] = declared is not None
             self.global_types[name] = declared if declared is not None else IncompleteType()
+        # Typed functions not typed again (:mod:`.incremental`): their global variables, typed.
+        for name, gv in (known or {}).items():
+            self.global_decl[name] = True
+            self.global_types[name] = gv.checked_type
+            self.new_gvars[name] = gv
 
     # --- driving ---------------------------------------------------------
     def infer_globals(self) -> None:
@@ -250,13 +425,21 @@ class _Inference:
                 )
         return fty
 
-    def finish(self) -> dict[str, tuple[GlobalVar, Function]]:
-        """Check that everything is determined, then build the typed copies."""
+    def finish(self, reuse: Mapping[str, GlobalVar] | None = None
+               ) -> dict[str, tuple[GlobalVar, Function]]:
+        """Check that everything is determined, then build the typed copies.
+
+        ``reuse``: global variables to keep for the functions whose type
+        they already carry (instead of new ones).
+        """
         self._check_relations()
         resolve = self.solver.resolve
         for name in self.functions:
-            gv = GlobalVar(name)
-            set_checked_type(gv, resolve(self.global_types[name]))
+            ty = resolve(self.global_types[name])
+            gv = (reuse or {}).get(name)
+            if gv is None or not (gv._checked_type is ty or gv._checked_type == ty):
+                gv = GlobalVar(name)
+                set_checked_type(gv, ty)
             self.new_gvars[name] = gv
         self._rebuild()
         memo = self.memo
@@ -284,6 +467,8 @@ class _Inference:
     def _require_known(self, ty: Type, node: Expr, what: str) -> None:
         if type(ty) is TensorType or self.solver.free_var(ty) is None:
             return
+        if unknown_only_in_type_arguments(ty):
+            return  # as Relay: Nil's element type may stay unknown (List[_])
         if type(ty) is IncompleteType:
             known = "nothing in the program determines it"
         else:
@@ -470,6 +655,8 @@ class _Inference:
         return attrs
 
     def _call(self, call: Call) -> Type:
+        if type(call.op) is Constructor:
+            check_constructor_call(call)
         solver = self.solver
         ty = self.ty
         callee = solver.shallow(ty[call.op])
@@ -618,24 +805,42 @@ class _Inference:
         free_var = self.solver.free_var
         instances = self.instances
         new_gvars = self.new_gvars
+        # One object per distinct tensor type, and per distinct list of argument types: most
+        # nodes of a program share a few types, and a typed node need not carry its own copy.
+        tensor_types: dict[int, TensorType] = {}
+        arg_types: dict[tuple, _AnyT] = {}
         for node in self.order:
             t = type(node)
             typ = ty[node]
-            if type(typ) is not TensorType:
+            if type(typ) is TensorType:
+                if typ.span is None:
+                    same = tensor_types.get(typ._hash)
+                    if same is None:
+                        tensor_types[typ._hash] = typ
+                    elif same is not typ and same.dtype == typ.dtype and _same_dims(same, typ):
+                        typ = same
+            else:
                 typ = resolve(typ)
                 if type(typ) is not TensorType and free_var(typ) is not None:
                     self._require_known(typ, node, _describe(node))
             if t is GlobalVar:
                 memo[node] = new_gvars[node.name_hint]
                 continue
+            if t is Constructor:
+                # Typed by its definition from the start, as the module's constructors are shared.
+                memo[node] = node
+                continue
             if t is Call and type(node.op) is Op:
                 # The common case, without the generic children: as Relay, a call
                 # of an operator carries its arguments' types as type arguments.
-                args = node.args
-                type_args = tuple([
-                    at if type(at := ty[arg]) is TensorType else resolve(at) for arg in args
-                ])
-                new = Call(node.op, [memo[a] for a in args], node.attrs, type_args, node.span)
+                args = [memo[a] for a in node.args]
+                # The arguments' types, as their typed copies carry them (shared, above).
+                type_args = [a._checked_type for a in args]
+                key = tuple(map(id, type_args))
+                shared = arg_types.get(key)
+                if shared is None:
+                    shared = arg_types[key] = tuple(type_args)
+                new = Call(node.op, args, node.attrs, shared, node.span)
                 set_checked_type(new, typ)
                 memo[node] = new
                 continue
@@ -647,7 +852,8 @@ class _Inference:
                 inst = instances.get(node)
                 if inst is not None:
                     type_args = [resolve(x) for x in inst]
-                    for i, arg in enumerate(type_args):
+                    # A constructor's are its data type's type arguments, which may stay unknown.
+                    for i, arg in enumerate(type_args if type(node.op) is not Constructor else ()):
                         self._require_known(arg, node, f"type argument {i} of this call")
                     changes = {"type_args": type_args}
             elif t is Var:
@@ -666,9 +872,28 @@ class _Inference:
                     type(ret_type) is not TensorType and has_incomplete(ret_type)
                 ):
                     changes = {"ret_type": typ.ret_type}
+            elif t is Match:
+                # The patterns bind the typed copies of their variables.
+                changes = {"patterns": typed_patterns(node.patterns, memo)}
+            elif t is Tuple and type(typ) is TupleType and typ.span is None:
+                # The fields' types as the typed fields carry them (shared), the tuple type
+                # shared by the tuples of the same field types.
+                fields = [k._checked_type for k in kids]
+                key = (None, *map(id, fields))
+                shared = arg_types.get(key)
+                if shared is None:
+                    shared = arg_types[key] = TupleType(fields)
+                typ = shared
             new = layout.rebuild(node, kids) if changes is None else rebuild(node, kids, **changes)
             set_checked_type(new, typ)
             memo[node] = new
+
+
+def _same_dims(a: TensorType, b: TensorType) -> bool:
+    """The very same dimensions (an int64 dimension equals an int32 one of its value, but is
+    not the same: one type may not stand for the other)."""
+    sa, sb = a.shape, b.shape
+    return len(sa) == len(sb) and all(x is y for x, y in zip(sa, sb))
 
 
 def _declared_type(func: Function) -> FuncType | None:
@@ -759,4 +984,6 @@ _RULES = {
     RefCreate: _Inference._ref_create,
     RefRead: _Inference._ref_read,
     RefWrite: _Inference._ref_write,
+    Constructor: constructor_type,
+    Match: match_type,
 }

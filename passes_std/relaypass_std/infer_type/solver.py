@@ -40,6 +40,7 @@ from relaypass.ir.types import (
     TensorType,
     TupleType,
     Type,
+    TypeCall,
     TypeVar,
 )
 
@@ -306,6 +307,10 @@ class TypeSolver:
             if value is a.value:
                 return a
             return b if value is b.value else RefType(value)
+        if ta is TypeCall:
+            if type(b) is not TypeCall:
+                raise _Clash(a, b)
+            return self._unify_type_call(a, b)
         # Type variables (rigid inside their function) and anything else are
         # equal only to themselves, which ``_unify`` already checked.
         raise _Clash(a, b)
@@ -357,6 +362,19 @@ class TypeSolver:
         if ret is b.ret_type and all(x is y for x, y in zip(args, b.arg_types)):
             return b
         return FuncType(args, ret, b.type_params)
+
+    def _unify_type_call(self, a: TypeCall, b: TypeCall) -> TypeCall:
+        """An algebraic data type applied to arguments: the same type, arguments unified."""
+        if a.func != b.func:
+            raise _Clash(a, b)
+        if len(a.args) != len(b.args):
+            raise _Clash(a, b, f"{len(a.args)} and {len(b.args)} type arguments")
+        args = [self._unify(x, y) for x, y in zip(a.args, b.args)]
+        if all(x is y for x, y in zip(args, a.args)):
+            return a
+        if all(x is y for x, y in zip(args, b.args)):
+            return b
+        return TypeCall(a.func, args, a.span)
 
     def _occurs(self, var: IncompleteType, ty: Type) -> None:
         """Refuse to bind ``var`` to a type that contains it (an infinite type)."""

@@ -14,21 +14,24 @@ what was found and what was expected.
 
 The grammar, informally (``//`` and nesting ``/* */`` comments anywhere)::
 
-    module    := directive* def* metadata?
+    module    := directive* (def | typedef)* metadata?
     directive := '#[' 'version' '=' STRING ']' | '#[' 'module_attrs' '(' attrs ')' ']'
     def       := 'def' @name typarams? '(' params ')' ('->' type)? '{' seq '}'
+    typedef   := 'extern'? 'type' Name typarams? ('{' (Ctor ('(' types ')')?, ...) '}')?
     seq       := (stmt ';')* binexpr                      a block (TVM's ``ParseExpr``)
     stmt      := '%N' '=' binexpr | 'let' %v (':' type)? '=' binexpr
                | 'free_var' %v (':' type)? | binexpr      (``e1; e2``: e1, then e2)
     binexpr   := expr (binop expr)*     binop: * /  then + -  then < <= > >=  then == !=
     expr      := primary ('(' args ')' | '[' types ']' '(' args ')' | '.' INT)*
-    primary   := %v | %N | @name | opname | literal | '(' ')' | '(' seq ')'
+    primary   := %v | %N | @name | opname | Ctor | literal | '(' ')' | '(' seq ')'
                | '(' seq ',' (seq ',')* seq? ')' | '{' seq '}'
                | 'fn' typarams? '(' params ')' ('->' type)? '{' seq '}'
                | 'if' '(' seq ')' '{' seq '}' 'else' '{' seq '}'
                | 'ref' '(' seq ')' | 'ref_read' '(' seq ')' | 'ref_write' '(' seq ',' seq ')'
                | 'meta' '[' 'relay.Constant' ']' '[' INT ']'
                | 'const' '(' '[' element, ... ']' ',' type ')'
+               | ('match' | 'match?') primary '{' (pattern '=>' seq, ...) '}'
+    pattern   := '_' | %v (':' type)? | Ctor ('(' pattern, ... ')')? | '(' pattern, ... ')'
     literal   := 1 | -5 | --10 | 1f | -2.5f64 | 3i64 | 42i | 7u8 | 1f16 | True | False | nanf | -inff
     params    := (%v (':' type)?, ...)  then  (name '=' value, ...)
     args      := (seq, ...)  then  (name '=' value, ...)
@@ -36,12 +39,15 @@ The grammar, informally (``//`` and nesting ``/* */`` comments anywhere)::
                | '{' attrs '}' | 'type' '(' type ')'
     type      := dtype | 'Tensor' '[' '(' (INT | '?'), ... ')' ',' dtype ']' | '(' type, ... ')'
                | 'fn' typarams? '(' types ')' '->' type | 'ref' '(' type ')' | '_' | typevar
+               | Name ('[' types ']')?                  an algebraic data type (``List[A]``)
     typarams  := '[' name (':' kind)?, ... ']'
     metadata  := '#[metadata]' JSON {"relay.Constant": [base64 of .npy bytes, ...]}
 
 As in TVM, ``free_var`` declarations may appear in any block and hold for the
 rest of the text, and an integer literal without a suffix is an int32, or an
-int64 when it does not fit.  A numbered temporary is visible in the block
+int64 when it does not fit.  Types may be named before their definition, constructors
+only after it; a constructor without fields stands for its call (``Nil`` is
+``Nil()``).  A numbered temporary is visible in the block
 that binds it and the blocks inside; when a text refers to one outside (as
 TVM's printer may write), its binding in a block that has ended is taken (the
 block that ended first, if several bound it), as TVM's parser allows.  Beyond TVM: dotted local names, ``{ ... }`` as an operand, type
@@ -62,6 +68,17 @@ import numpy as np
 
 from ...errors import AttrsError, ParseError, UnknownOpError
 from ...gc_pause import gc_paused
+from ..adt import (
+    Clause,
+    Constructor,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from ..attrs import Attrs
 from ..expr import (
     Call,
@@ -84,12 +101,14 @@ from ..op import Op
 from ..types import (
     Any,
     FuncType,
+    GlobalTypeVar,
     IncompleteType,
     IntImm,
     RefType,
     TensorType,
     TupleType,
     Type,
+    TypeCall,
     TypeKind,
     TypeVar,
 )
@@ -244,6 +263,13 @@ class _Parser:
         self.globals: dict[str, GlobalVar] = {}
         self.global_refs: dict[str, int] = {}
         self.defined: set[str] = set()
+        # Algebraic data types: each name's GlobalTypeVar (made where first met, as a type may be
+        # named before its definition), where a name was first used, the definitions read, and
+        # the constructors by name.
+        self.type_names: dict[str, GlobalTypeVar] = {}
+        self.type_refs: dict[str, tuple[int, tuple[str, ...]]] = {}
+        self.type_defs: dict[str, TypeData] = {}
+        self.ctors: dict[str, Constructor] = {}
         self.ops: dict[str, Op] = {}
         self.meta: dict[str, list[_AnyT]] | None = None
         if section:
@@ -260,6 +286,7 @@ class _Parser:
             "ref_write": self.parse_ref_write,
             "meta": self.parse_meta_ref,
             "const": self.parse_const,
+            "match": self.parse_match,
             "True": self.parse_bool,
             "False": self.parse_bool,
             "let": self.misplaced_let,
@@ -395,12 +422,19 @@ class _Parser:
                 for gv in mod.get_global_vars():
                     self.globals[gv.name_hint] = gv
                     self.defined.add(gv.name_hint)
+                for gtv, data in mod.type_definitions.items():
+                    self.type_names[gtv.name_hint] = gtv
+                    for ctor in data.constructors:
+                        self.ctors[ctor.name_hint] = ctor
             toks = self.toks
             defs: list[tuple[GlobalVar, Function]] = []
+            known_types = set(self.type_names)
             while True:
                 tok = toks[self.i]
                 if tok == "def":
                     defs.append(self.parse_def())
+                elif tok == "type" or tok == "extern" and toks[self.i + 1] == "type":
+                    self.parse_type_def(known_types)
                 elif tok == "":
                     break
                 elif tok == "#":
@@ -412,11 +446,21 @@ class _Parser:
                     raise self.error_at(
                         self.i, f"expected 'def' but found {_quote(tok)}{hint}", "'def'"
                     )
+            for name, (k, tvars) in self.type_refs.items():
+                if name not in self.type_defs and name not in known_types:
+                    have = [*DTYPES, *tvars, *known_types, *self.type_defs]
+                    near = difflib.get_close_matches(name, have, n=3, cutoff=0.6)
+                    hint = f"; did you mean {', '.join(near)}?" if near else ""
+                    if tvars:
+                        hint += f" (type variables in scope: {', '.join(tvars)})"
+                    raise self.error_at(k, f"unknown type {_short(name)!r}{hint}", "a type")
             for name, k in self.global_refs.items():
                 if name not in self.defined:
                     near = difflib.get_close_matches(name, list(self.defined), n=3, cutoff=0.6)
                     hint = f"; did you mean {', '.join('@' + n for n in near)}?" if near else ""
                     raise self.error_at(k, f"undefined global function @{_short(name)}{hint}")
+            for gtv, data in self.type_defs.items():
+                mod.add_type_def(gtv, data)
             for gv, func in defs:
                 mod.add(gv, func, update=True)
             return mod
@@ -483,6 +527,62 @@ class _Parser:
         self.undo.clear()
         self.undo_old.clear()
         return gv, self.parse_function_rest(k)
+
+    def parse_type_def(self, known_types: set[str]) -> None:
+        """``type Name[A, ...] { Ctor(types), ... }`` or ``extern type Name[A, ...]``."""
+        toks = self.toks
+        k = self.i
+        extern = toks[k] == "extern"
+        self.i += 2 if extern else 1
+        nk = self.i
+        name = toks[nk]
+        if name[:1] not in _IDENT_START or "." in name or name in RESERVED_TYPE_NAMES:
+            raise self.fail("the name of a type")
+        if name in self.type_defs or name in known_types:
+            raise self.error_at(nk, f"duplicate definition of type {_short(name)}")
+        header = self.type_ref(name, nk, use=False)
+        self.i += 1
+        saved = self.tscope
+        type_vars: list[TypeVar] = []
+        if toks[self.i] == "[":
+            type_vars = self.parse_type_params()
+            self.tscope = {**saved, **{tv.name_hint: tv for tv in type_vars}}
+        ctors: list[Constructor] = []
+        if toks[self.i] == "{":
+            if extern:
+                raise self.error_at(self.i, "an external type may not have any constructors")
+            opened = self.expect("{")
+            while toks[self.i] != "}":
+                ck = self.i
+                cname = toks[ck]
+                if cname[:1] not in _IDENT_START or "." in cname:
+                    raise self.fail("the name of a constructor")
+                if cname in self.ctors:
+                    raise self.error_at(
+                        ck, f"a constructor named {_short(cname)} is already defined"
+                    )
+                self.i += 1
+                inputs = self.parse_type_list("(", ")") if toks[self.i] == "(" else []
+                ctor = Constructor(cname, inputs, header, self.span(ck))
+                self.ctors[cname] = ctor
+                ctors.append(ctor)
+                if toks[self.i] == ",":
+                    self.i += 1
+                elif toks[self.i] != "}":
+                    raise self.fail("',' or '}'")
+            self.expect_closing("}", opened)
+        self.tscope = saved
+        self.type_defs[name] = TypeData(header, type_vars, ctors, self.span(k))
+
+    def type_ref(self, name: str, k: int, use: bool = True) -> GlobalTypeVar:
+        """The GlobalTypeVar of the type ``name``; ``use``: token ``k`` uses it (and the text
+        must define it somewhere)."""
+        gtv = self.type_names.get(name)
+        if gtv is None:
+            gtv = self.type_names[name] = GlobalTypeVar(name, span=self.span(k))
+        if use and name not in self.type_refs:
+            self.type_refs[name] = (k, tuple(self.tscope))
+        return gtv
 
     # --- blocks ------------------------------------------------------------------
     def parse_seq(self) -> Expr:
@@ -657,9 +757,15 @@ class _Parser:
                     raise self.fail("'(' after type arguments")
                 expr = self.parse_call(expr, k, type_args)
             elif infix and tok in BINARY_OPS:
-                return self.parse_binary(expr, k)
+                return self.parse_binary(self.nullary(expr, k), k)
             else:
-                return expr
+                return self.nullary(expr, k)
+
+    def nullary(self, expr: Expr, k: int) -> Expr:
+        """A constructor without fields, written alone, is its call (as in TVM): ``Nil``."""
+        if type(expr) is Constructor and not expr.inputs:
+            return Call(expr, (), None, None, self.span(k))
+        return expr
 
     def parse_binary(self, first: Expr, first_k: int) -> Expr:
         """``a op b op c ...`` by precedence, all operators left-associative (TVM's table)."""
@@ -713,6 +819,10 @@ class _Parser:
             handler = self.keywords.get(tok)
             if handler is not None:
                 return handler(k)
+            ctor = self.ctors.get(tok)
+            if ctor is not None:
+                self.i = k + 1
+                return ctor
             if tok.startswith(("nan", "inf")):
                 m = NUMBER_RE.match(tok)
                 if m is not None and (m.group(6) is None or m.group(6) in SUFFIX_DTYPE):
@@ -922,6 +1032,72 @@ class _Parser:
     def parse_ref_write(self, k: int) -> Expr:
         ref, value = self.parse_parenthesized(k, 2)
         return RefWrite(ref, value, self.span(k))
+
+    def parse_match(self, k: int) -> Expr:
+        """``match (data) { pattern => body, ... }``; ``match?`` is a match that may be incomplete."""
+        toks = self.toks
+        self.i = k + 1
+        complete = True
+        if toks[self.i] == "?":
+            complete = False
+            self.i += 1
+        data = self.parse_primary()  # ``match (%x) {`` as TVM prints it, or ``match %x {``
+        opened = self.expect("{")
+        clauses: list[Clause] = []
+        while toks[self.i] != "}":
+            mark = len(self.undo)
+            pattern = self.parse_pattern(set())
+            self.expect("=")
+            self.expect(">")
+            body = self.parse_seq()
+            self.pop_scope(mark)
+            clauses.append(Clause(pattern, body))
+            if toks[self.i] == ",":
+                self.i += 1
+            elif toks[self.i] != "}":
+                raise self.fail("',' or '}'")
+        self.expect_closing("}", opened)
+        return Match(data, clauses, complete, self.span(k))
+
+    def parse_pattern(self, names: set[str]) -> Pattern:
+        """One pattern; its variables are bound for the clause (``names``: those bound so far)."""
+        toks = self.toks
+        k = self.i
+        tok = toks[k]
+        if tok == "_":
+            self.i += 1
+            return PatternWildcard(self.span(k))
+        if tok[:1] == "%":
+            if tok in names:
+                raise self.error_at(k, f"{_short(tok)} is bound twice in this pattern")
+            names.add(tok)
+            return PatternVar(self.parse_binder(), self.span(k))
+        if tok == "(":
+            return PatternTuple(self.parse_pattern_list(names), self.span(k))
+        if tok[:1] in _IDENT_START:
+            ctor = self.ctors.get(tok)
+            if ctor is None:
+                near = difflib.get_close_matches(tok, list(self.ctors), n=3, cutoff=0.6)
+                hint = f"; did you mean {', '.join(near)}?" if near else (
+                    f" (a variable is written %{_short(tok)})"
+                )
+                raise self.error_at(k, f"undefined constructor {_short(tok)}{hint}", "a pattern")
+            self.i += 1
+            patterns = self.parse_pattern_list(names) if toks[self.i] == "(" else []
+            return PatternConstructor(ctor, patterns, self.span(k))
+        raise self.fail("a pattern ('_', a variable, a constructor or a tuple)")
+
+    def parse_pattern_list(self, names: set[str]) -> list[Pattern]:
+        opened = self.expect("(")
+        patterns: list[Pattern] = []
+        while self.toks[self.i] != ")":
+            patterns.append(self.parse_pattern(names))
+            if self.toks[self.i] == ",":
+                self.i += 1
+            elif self.toks[self.i] != ")":
+                raise self.fail("',' or ')'")
+        self.expect_closing(")", opened)
+        return patterns
 
     def parse_bool(self, k: int) -> Expr:
         self.i = k + 1
@@ -1245,6 +1421,12 @@ class _Parser:
         if DTYPE_RE.match(tok) or tok in _DTYPE_SHORTHANDS:
             self.i += 1
             return TensorType((), _DTYPE_SHORTHANDS.get(tok, tok))
+        if tok[:1] in _IDENT_START and "." not in tok and (self.module or tok in self.type_names):
+            # An algebraic data type, applied to its type arguments: ``List[A]``, ``nat``.
+            gtv = self.type_ref(tok, k)
+            self.i += 1
+            args = self.parse_type_list("[", "]") if self.toks[self.i] == "[" else []
+            return TypeCall(gtv, args, self.span(k))
         if tok[:1] in _IDENT_START:
             near = difflib.get_close_matches(tok, list(DTYPES) + list(self.tscope), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(near)}?" if near else ""

@@ -49,6 +49,16 @@ import numpy as np
 
 from ...gc_pause import gc_paused
 from .. import hooks
+from ..adt import (
+    Constructor,
+    Match,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    TypeData,
+)
 from ..attrs import Attrs, normalize_attr_value
 from ..expr import (
     Call,
@@ -71,12 +81,14 @@ from ..op import REQUIRED, Op
 from ..types import (
     Any,
     FuncType,
+    GlobalTypeVar,
     IncompleteType,
     IntImm,
     RefType,
     TensorType,
     TupleType,
     Type,
+    TypeCall,
     TypeKind,
     TypeVar,
 )
@@ -101,7 +113,7 @@ METADATA_OMITTED = (
 )
 """What ``astext(show_meta_data=False)`` writes instead of the metadata section (TVM's words)."""
 
-_ATOMIC = frozenset({Var, GlobalVar, Op, Constant})
+_ATOMIC = frozenset({Var, GlobalVar, Op, Constant, Constructor})
 _ANNOTATED = frozenset({Constant, Call, Var, Function, Tuple, TupleGetItem})
 """The kinds TVM writes a ``/* ty=... */`` comment for."""
 
@@ -281,8 +293,9 @@ _OUTER = PerKind(lambda cls: _LAYOUTS[cls].outer)
 callee first, then its arguments; not a body or a branch, not a ``let``'s parts)."""
 _SUBTERMS = PerKind(lambda cls: _LAYOUTS[cls].subterms)
 """``_SUBTERMS[type(node)](node)``: every child but the variables the node binds."""
-_OPENS_BLOCKS = PerKind(lambda cls: bool(_LAYOUTS[cls].scopes))
-"""Whether a kind opens blocks of its own (a function's body, an if's branches, a let)."""
+_OPENS_BLOCKS = PerKind(lambda cls: _LAYOUTS[cls].opens_scopes)
+"""Whether a kind opens blocks of its own (a function's body, an if's branches, a let, the
+clauses of a match)."""
 
 _MARK = object()
 
@@ -424,11 +437,12 @@ def _plan(root: Expr) -> _Plan | None:
             layout = layouts[t]
             for kid in layout.outer(node):
                 use(kid, scope)
-            if layout.scopes:
-                # A function body, each branch: a block of its own, which its kid ends.
-                inner = sub[node] = tuple(new_scope(scope) for _ in layout.scopes)
-                for block, kids_of in zip(inner, layout.scopes):
-                    for kid in kids_of(node):
+            if layout.opens_scopes:
+                # A function body, each branch, each clause: a block of its own, which its kid ends.
+                groups = layout.scopes_of(node)
+                inner = sub[node] = tuple(new_scope(scope) for _ in groups)
+                for block, kids in zip(inner, groups):
+                    for kid in kids:
                         use(kid, block)
                         results.add(kid)
     return plan
@@ -486,6 +500,8 @@ class _Printer:
             RefCreate: self.ref_create_text,
             RefRead: self.ref_read_text,
             RefWrite: self.ref_write_text,
+            Constructor: self.constructor_text,
+            Match: self.match_text,
         }
 
     # --- modules and expressions ---------------------------------------------
@@ -493,9 +509,11 @@ class _Printer:
         out = []
         if len(mod.attrs):
             out.append(f"#[module_attrs({self.attrs_text(mod.attrs)})]\n")
-        # TVM prints the functions in alphabetical order, one blank line apart.
+        # Type definitions first, then the functions, each in alphabetical order, one blank
+        # line apart (TVM prints functions so; its type definitions in the order of a hash map).
+        types = sorted(mod.type_definitions.values(), key=lambda data: data.header.name_hint)
+        defs = [self.type_data_text(data) + "\n" for data in types]
         funcs = sorted(mod.functions.items(), key=lambda item: item[0].name_hint)
-        defs = []
         for gv, func in funcs:
             if not isinstance(func, Function):
                 raise TypeError(f"cannot print a module function of type {type(func).__name__}")
@@ -786,6 +804,8 @@ class _Printer:
         callee = op.name if type(op) is Op and self.annotate is None else self.arg(op)
         if call.type_args and type(op) is not Op:  # an operator's are its arguments' types
             callee += "[" + ", ".join(self.type_text(a) for a in call.type_args) + "]"
+        elif type(op) is Constructor and not op.inputs and not args:
+            return callee  # as TVM: a constructor without fields is called by its name alone
         return f"{callee}({', '.join(args)})"
 
     def tuple_text(self, tup: Tuple) -> str:
@@ -844,6 +864,56 @@ class _Printer:
         self.forget(frame)
         frame.lines.append(result)
         return "\n".join(frame.lines)
+
+    def constructor_text(self, ctor: Constructor) -> str:
+        return _plain_name(ctor.name_hint)
+
+    def match_text(self, node: Match) -> str:
+        """``match (data) {`` then one ``pattern => { body },`` per clause, then ``}``."""
+        data = self.arg(node.data)
+        blocks = self.plan.sub[node]  # a match opens blocks: the printed expression has a plan
+        typed = node._checked_type is not None
+        lines = []
+        for pattern, body, block in zip(node.patterns, node.bodies, blocks):
+            lhs = self.pattern_text(pattern, typed)
+            lines.append(f"{lhs} => {self.body_text(body, block)},")
+        head = "match" if node.complete else "match?"
+        if not lines:
+            return f"{head} ({data}) {{\n}}"
+        inner = "\n".join(lines).replace("\n", "\n  ")
+        return f"{head} ({data}) {{\n  {inner}\n}}"
+
+    def pattern_text(self, pattern: Pattern, typed: bool) -> str:
+        """A pattern; its variables get their names (and annotations) here, as binders."""
+        t = type(pattern)
+        if t is PatternWildcard:
+            return "_"
+        if t is PatternVar:
+            return self.alloc_var(pattern.var, typed)
+        inner = ", ".join(self.pattern_text(p, typed) for p in pattern.patterns)
+        if t is PatternTuple:
+            return f"({inner},)" if len(pattern.patterns) == 1 else f"({inner})"
+        if t is PatternConstructor:
+            name = _plain_name(pattern.constructor.name_hint)
+            return f"{name}({inner})" if pattern.patterns else name
+        raise TypeError(f"cannot print pattern {t.__name__}")
+
+    def type_data_text(self, data: TypeData) -> str:
+        """``type Name[params] {`` then one ``Ctor(inputs),`` per constructor, then ``}``."""
+        saved = self.bind_type_params(data.type_vars)
+        head = "type " + self.type_text(data.header)
+        if data.type_vars:
+            head += "[" + ", ".join(self.type_param_text(tv) for tv in data.type_vars) + "]"
+        ctors = []
+        for c in data.constructors:
+            name = _plain_name(c.name_hint)
+            if c.inputs:
+                name += "(" + ", ".join(self.type_text(t) for t in c.inputs) + ")"
+            ctors.append(f"  {name},")
+        self.tvar_scope = saved
+        if not ctors:
+            return head + " {\n}"
+        return head + " {\n" + "\n".join(ctors) + "\n}"
 
     def ref_create_text(self, node: RefCreate) -> str:
         return f"ref({self.arg(node.value)})"
@@ -991,6 +1061,13 @@ class _Printer:
             return self.tvar_name(ty)
         if isinstance(ty, IncompleteType):
             return "_"
+        if t is GlobalTypeVar:
+            return _plain_name(ty.name_hint)
+        if t is TypeCall:
+            # As TVM: ``List[A]``, and ``nat[]`` for a type without parameters.
+            return self.type_text(ty.func) + "[" + ", ".join(self.type_text(a) for a in ty.args) + "]"
+        if t is TypeData:
+            return self.type_data_text(ty)
         raise TypeError(f"cannot print type {t.__name__}")
 
 

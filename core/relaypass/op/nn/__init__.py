@@ -1,8 +1,10 @@
 """Neural-network operators, the ``relay.nn`` namespace.
 
-One module per family: convolution, pooling, normalization, linear (matrix
-products and bias), activation, and transform (pad, upsampling,
-depth_to_space, batch_flatten).  Importing this package registers them.
+One module per family: convolution (1-, 2- and 3-D, and transposed),
+pooling (1-, 2- and 3-D; global and adaptive), normalization, linear (matrix
+products and bias), activation, and transform (pad, dilate, upsampling,
+depth_to_space, batch_flatten); ``spatial`` holds what the 1-, 2- and 3-D
+families share.  Importing this package registers them.
 """
 
 from . import activation, convolution, linear, normalization, pooling, transform

@@ -134,7 +134,7 @@ register_op(
     "nn.fast_softmax", num_inputs=1, type_relation=_softmax_rel("nn.fast_softmax"),
     kernel=_fast_softmax_kernel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, attrs={"axis": -1},
     attrs_type_key="relay.attrs.SoftmaxAttrs",
-    description="softmax with exp computed by fast_exp (what FastMath puts in place of softmax).",
+    description="softmax with exp computed by fast_exp.",
 )
 register_op(
     "nn.log_softmax", num_inputs=1, type_relation=_softmax_rel("nn.log_softmax"),

@@ -1,10 +1,14 @@
-"""Data-movement operators of neural networks: batch_flatten, pad, upsampling, depth_to_space.
+"""Data-movement operators of neural networks: batch_flatten, pad, dilate, upsampling,
+depth_to_space.
 
-Upsampling samples the input as TVM's ``resize2d`` does: output pixel ``y``
-reads input coordinate ``y * H / OH`` ("asymmetric"), or ``y * (H - 1) /
-(OH - 1)`` with ``align_corners``; nearest-neighbour rounds down (to nearest
-with align_corners), bilinear and bicubic (Keys kernel, a = -0.5) interpolate
-between clamped neighbours.
+``nn.upsampling`` and ``nn.upsampling3d`` sample the input as TVM computes
+them, with its resize (:func:`relaypass.op.image.sampling_matrix`): the 2-D
+one reads input coordinate ``y * H / OH`` ("asymmetric"), or ``y * (H - 1)
+/ (OH - 1)`` with ``align_corners``; the 3-D one takes any of TVM's
+coordinate transformation modes.  Nearest-neighbour rounds down (half away
+from zero with align_corners), (bi/tri)linear and (bi/tri)cubic (Keys
+kernel, a = -0.5) interpolate between clamped neighbours.  The scaled extent
+is ``round(n * scale)``, halves to even, as Relay's relations fold it.
 """
 
 from __future__ import annotations
@@ -13,16 +17,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.expr import Call, Constant, Expr
 from ...ir.op import REQUIRED, OpPattern, register_op
 from ...ir.types import Any, TensorType, Type
 from ..builder import call
+from ..image import sampling_matrix
 from ..layout import Layout
 from ..relations import (
     attr_bool,
     attr_choice,
     attr_int,
+    attr_ints,
     attr_number,
     dims_product,
     expect_scalar,
@@ -31,8 +38,9 @@ from ..relations import (
     is_any,
     shape_str,
 )
+from .spatial import SPATIAL, spatial_axes
 
-__all__ = ["batch_flatten", "pad", "upsampling", "depth_to_space"]
+__all__ = ["batch_flatten", "pad", "dilate", "upsampling", "upsampling3d", "depth_to_space"]
 
 
 # --- batch_flatten ------------------------------------------------------------------------------
@@ -113,94 +121,130 @@ register_op(
 )
 
 
-# --- upsampling ---------------------------------------------------------------------------------
+# --- dilate -------------------------------------------------------------------------------------
 
 
-def _upsampling_axes(attrs: Attrs, ndim: int) -> tuple[int, int]:
-    layout = Layout(attrs.layout, "nn.upsampling", "layout")
-    h, w = layout.index("H"), layout.index("W")
-    if h < 0 or w < 0 or layout.factor("H") or layout.factor("W") or len(layout) != ndim:
-        raise fail("nn.upsampling", f"layout {attrs.layout!r} must have unsplit H and W axes and "
-                   f"match the data's rank {ndim}")
-    return h, w
-
-
-def _scaled(n: int, scale: float) -> int:
-    return int(np.rint(n * scale))
-
-
-def _upsampling_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
-    op = "nn.upsampling"
-    t = expect_tensor(arg_types[0], f"{op}: data")
-    h, w = _upsampling_axes(attrs, t.ndim)
-    attr_choice(attrs.method, "method", op, ("nearest_neighbor", "bilinear", "bicubic"))
-    attr_bool(attrs.align_corners, "align_corners", op)
-    shape = list(t.shape)
-    for k, name in ((h, "scale_h"), (w, "scale_w")):
-        scale = attr_number(attrs[name], name, op)
-        if scale <= 0:
-            raise fail(op, f"{name} must be positive, got {scale}")
-        if not is_any(shape[k]):
-            shape[k] = _scaled(shape[k], scale)
-    return TensorType(shape, t.dtype)
-
-
-def _source_coords(n_in: int, n_out: int, align_corners: bool) -> np.ndarray:
-    y = np.arange(n_out, dtype=np.float64)
-    if align_corners:
-        return y * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
-    return y * (n_in / n_out)
-
-
-def _resize_axis(x: np.ndarray, axis: int, n_out: int, method: str, align: bool) -> np.ndarray:
-    n_in = x.shape[axis]
-    pos = _source_coords(n_in, n_out, align)
-    if method == "nearest_neighbor":
-        idx = np.rint(pos) if align else np.floor(pos + 1e-5)
-        return np.take(x, np.clip(idx.astype(np.int64), 0, n_in - 1), axis=axis)
-    base = np.floor(pos)
-    t = pos - base
-    base = base.astype(np.int64)
-    if method == "bilinear":
-        offsets, weights = (0, 1), (1.0 - t, t)
-    else:
-        a = -0.5
-        t2, t3 = t * t, t * t * t
-        offsets = (-1, 0, 1, 2)
-        weights = (
-            a * (t3 - 2 * t2 + t),
-            (a + 2) * t3 - (a + 3) * t2 + 1,
-            -(a + 2) * t3 + (2 * a + 3) * t2 - a * t,
-            -a * t3 + a * t2,
-        )
-    shape = [1] * x.ndim
-    shape[axis] = n_out
-    out = 0.0
-    for off, wgt in zip(offsets, weights):
-        taps = np.take(x, np.clip(base + off, 0, n_in - 1), axis=axis)
-        out = out + taps * wgt.reshape(shape)
+def dilate_array(x: np.ndarray, strides: Sequence[int], value: float) -> np.ndarray:
+    """``x`` with ``stride - 1`` copies of ``value`` between neighbours along each axis."""
+    shape = [(d - 1) * s + 1 if d else 0 for d, s in zip(x.shape, strides)]
+    out = np.full(shape, value, dtype=x.dtype)
+    out[tuple(slice(None, None, s) for s in strides)] = x
     return out
 
 
-def _upsampling_kernel(args, attrs):
-    x = args[0]
-    h, w = _upsampling_axes(attrs, x.ndim)
-    oh, ow = _scaled(x.shape[h], attrs.scale_h), _scaled(x.shape[w], attrs.scale_w)
-    work = x if attrs.method == "nearest_neighbor" else x.astype(np.float64)
-    out = _resize_axis(work, h, oh, attrs.method, attrs.align_corners)
-    out = _resize_axis(out, w, ow, attrs.method, attrs.align_corners)
-    if x.dtype.kind in "iu" and attrs.method != "nearest_neighbor":
-        out = np.rint(out)
-    return np.asarray(out).astype(x.dtype, copy=False)
+def _dilate_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    op = "nn.dilate"
+    t = expect_tensor(arg_types[0], f"{op}: data")
+    strides = attr_ints(attrs.strides, "strides", op, length=t.ndim, minimum=1)
+    attr_number(attrs.dilation_value, "dilation_value", op)
+    shape = [d if is_any(d) or d == 0 else (d - 1) * s + 1 for d, s in zip(t.shape, strides)]
+    return TensorType(shape, t.dtype)
+
+
+def _dilate_kernel(args, attrs):
+    return dilate_array(args[0], attrs.strides, attrs.dilation_value)
 
 
 register_op(
-    "nn.upsampling", num_inputs=1, type_relation=_upsampling_rel, kernel=_upsampling_kernel,
-    pattern=OpPattern.INJECTIVE,
-    attrs={"scale_h": 1.0, "scale_w": 1.0, "layout": "NCHW", "method": "nearest_neighbor",
-           "align_corners": False},
+    "nn.dilate", num_inputs=1, type_relation=_dilate_rel, kernel=_dilate_kernel,
+    pattern=OpPattern.INJECTIVE, attrs={"strides": (1, 1), "dilation_value": 0.0},
+    attrs_type_key="relay.attrs.DilateAttrs",
+    description="Insert stride - 1 copies of a value between neighbours along each axis.",
+)
+
+
+# --- upsampling ---------------------------------------------------------------------------------
+
+
+class _Upsampling:
+    """``nn.upsampling`` (2-D) or ``nn.upsampling3d``: Relay's names for its attributes."""
+
+    __slots__ = ("name", "nd", "scales", "methods")
+
+    def __init__(self, name: str, nd: int, methods: dict[str, str]):
+        self.name, self.nd = name, nd
+        self.scales = tuple(f"scale_{a.lower()}" for a in SPATIAL[nd])
+        self.methods = methods  # Relay's method name -> the resize method TVM computes it with
+
+    def coordinate_mode(self, attrs: Attrs) -> str:
+        if self.nd == 2:
+            align = attr_bool(attrs.align_corners, "align_corners", self.name)
+            return "align_corners" if align else "asymmetric"
+        return attr_choice(attrs.coordinate_transformation_mode, "coordinate_transformation_mode",
+                           self.name, _COORDINATE_MODES)
+
+
+_COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                     "tf_half_pixel_for_nn")
+
+
+def _scaled(n: int, scale: float, op: str, name: str) -> int:
+    # Relay rounds the scaled extent half to even (its constant folding of round).
+    size = int(np.rint(n * scale))
+    if size < 1 <= n:
+        raise fail(op, f"{name}={scale} turns an extent of {n} into {size}")
+    return size
+
+
+def _upsampling_rel(up: _Upsampling):
+    def rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+        t = expect_tensor(arg_types[0], f"{up.name}: data")
+        axes = spatial_axes(attrs.layout, t.ndim, up.name, up.nd)
+        attr_choice(attrs.method, "method", up.name, tuple(up.methods))
+        up.coordinate_mode(attrs)
+        shape = list(t.shape)
+        for k, name in zip(axes, up.scales):
+            scale = attr_number(attrs[name], name, up.name)
+            if scale <= 0:
+                raise fail(up.name, f"{name} must be positive, got {scale}")
+            if not is_any(shape[k]):
+                shape[k] = _scaled(shape[k], scale, up.name, name)
+        return TensorType(shape, t.dtype)
+
+    return rel
+
+
+def _upsampling_kernel(up: _Upsampling):
+    def kernel(args, attrs):
+        x = args[0]
+        axes = spatial_axes(attrs.layout, x.ndim, up.name, up.nd)
+        method = up.methods[attrs.method]
+        mode = up.coordinate_mode(attrs)
+        out = x if method == "nearest_neighbor" else x.astype(np.float64)
+        for axis, name in zip(axes, up.scales):
+            n = x.shape[axis]
+            matrix, _ = sampling_matrix(_scaled(n, attrs[name], up.name, name), n, method, mode)
+            if method == "nearest_neighbor":  # one tap per output: a gather keeps values exact
+                out = np.take(out, matrix.argmax(axis=1), axis=axis)
+            else:
+                out = np.moveaxis(np.tensordot(matrix, out, axes=([1], [axis])), 0, axis)
+        if x.dtype.kind in "iu" and method != "nearest_neighbor":
+            out = np.rint(out)
+        return np.ascontiguousarray(out).astype(x.dtype, copy=False)
+
+    return kernel
+
+
+_UPSAMPLING = _Upsampling("nn.upsampling", 2, {"nearest_neighbor": "nearest_neighbor",
+                                               "bilinear": "linear", "bicubic": "cubic"})
+_UPSAMPLING3D = _Upsampling("nn.upsampling3d", 3, {"nearest_neighbor": "nearest_neighbor",
+                                                   "trilinear": "linear", "tricubic": "cubic"})
+
+register_op(
+    "nn.upsampling", num_inputs=1, type_relation=_upsampling_rel(_UPSAMPLING),
+    kernel=_upsampling_kernel(_UPSAMPLING), pattern=OpPattern.INJECTIVE,
+    attrs={"scale_h": REQUIRED, "scale_w": REQUIRED, "layout": "NCHW",
+           "method": "nearest_neighbor", "align_corners": False},
     attrs_type_key="relay.attrs.UpSamplingAttrs",
     description="Scale H and W by nearest-neighbour, bilinear or bicubic sampling.",
+)
+register_op(
+    "nn.upsampling3d", num_inputs=1, type_relation=_upsampling_rel(_UPSAMPLING3D),
+    kernel=_upsampling_kernel(_UPSAMPLING3D), pattern=OpPattern.INJECTIVE,
+    attrs={"scale_d": REQUIRED, "scale_h": REQUIRED, "scale_w": REQUIRED, "layout": "NCDHW",
+           "method": "nearest_neighbor", "coordinate_transformation_mode": "half_pixel"},
+    attrs_type_key="relay.attrs.UpSampling3DAttrs",
+    description="Scale D, H and W by nearest-neighbour, trilinear or tricubic sampling.",
 )
 
 
@@ -269,10 +313,40 @@ def pad(data: Expr, pad_width, pad_value=0, pad_mode: str = "constant") -> Call:
     return call("nn.pad", [data, pad_value], pad_width=widths, pad_mode=pad_mode)
 
 
-def upsampling(data: Expr, scale_h: float = 1, scale_w: float = 1, layout: str = "NCHW",
+def dilate(data: Expr, strides, dilation_value: float = 0.0) -> Call:
+    """``data`` with ``strides[i] - 1`` copies of ``dilation_value`` between neighbours along
+    axis ``i`` (``strides`` has one value per axis)."""
+    return call("nn.dilate", [data], strides=tuple(strides), dilation_value=float(dilation_value))
+
+
+def _static_scale(scale, op: str, name: str) -> float:
+    """A scale given as a number or a scalar constant, as Relay's static upsampling takes."""
+    if isinstance(scale, Constant) and scale.array.ndim == 0:
+        return float(scale.array.item())
+    if isinstance(scale, Expr):
+        raise AttrsError(f"{op}: {name} must be a number or a scalar constant; a scale computed "
+                         f"at run time (Relay's dyn.{op}) is not supported")
+    return float(scale)
+
+
+def upsampling(data: Expr, scale_h=1, scale_w=1, layout: str = "NCHW",
                method: str = "nearest_neighbor", align_corners: bool = False) -> Call:
-    return call("nn.upsampling", [data], scale_h=float(scale_h), scale_w=float(scale_w),
-                layout=layout, method=method, align_corners=bool(align_corners))
+    """Scale H and W of ``data``; ``method`` is nearest_neighbor, bilinear or bicubic."""
+    op = "nn.upsampling"
+    return call(op, [data], scale_h=_static_scale(scale_h, op, "scale_h"),
+                scale_w=_static_scale(scale_w, op, "scale_w"), layout=layout, method=method,
+                align_corners=bool(align_corners))
+
+
+def upsampling3d(data: Expr, scale_d=1, scale_h=1, scale_w=1, layout: str = "NCDHW",
+                 method: str = "nearest_neighbor",
+                 coordinate_transformation_mode: str = "half_pixel") -> Call:
+    """Scale D, H and W of ``data``; ``method`` is nearest_neighbor, trilinear or tricubic."""
+    op = "nn.upsampling3d"
+    scales = {name: _static_scale(value, op, name)
+              for name, value in (("scale_d", scale_d), ("scale_h", scale_h), ("scale_w", scale_w))}
+    return call(op, [data], **scales, layout=layout, method=method,
+                coordinate_transformation_mode=coordinate_transformation_mode)
 
 
 def depth_to_space(data: Expr, block_size: int, layout: str = "NCHW", mode: str = "DCR") -> Call:

@@ -9,17 +9,19 @@ from ...analysis import (
     all_vars,
     bound_type_vars,
     bound_vars,
+    check_basic_block_normal_form,
     detect_feature,
     free_type_vars,
     free_vars,
     ill_formed_reason,
     post_order_visit,
+    unmatched_cases,
     well_formed,
 )
 from . import feature
 
 __all__ = [
-    "Feature", "detect_feature", "feature",
+    "Feature", "check_basic_block_normal_form", "detect_feature", "feature",
     "all_type_vars", "all_vars", "bound_type_vars", "bound_vars", "free_type_vars", "free_vars",
-    "ill_formed_reason", "post_order_visit", "well_formed",
+    "ill_formed_reason", "post_order_visit", "unmatched_cases", "well_formed",
 ]

@@ -43,7 +43,7 @@ def require_operators(builder: str, *op_names: str) -> None:
         names = ", ".join(repr(n) for n in missing)
         raise MissingOperatorError(
             f"{builder} needs the operator{'s' if len(missing) > 1 else ''} {names}, which "
-            "no installed operator set registers; register it (docs/operators.md) to use "
+            "no installed operator set registers; register it (relaypass help operators) to use "
             "this builder"
         )
 
@@ -101,17 +101,14 @@ def run_opt_pass(expr: Expr, opt_pass: Pass, import_prelude: bool = False) -> Ex
 
     A :class:`Function` gives back the new ``main`` function; any other
     expression gives back the body of ``main`` (its free variables became
-    ``main``'s parameters).  ``import_prelude`` (Relay's list and option
-    types) is not available: relaypass has no algebraic data types.
+    ``main``'s parameters).  ``import_prelude`` adds Relay's prelude (lists,
+    options, trees) to that module first.
     """
     if not isinstance(opt_pass, Pass):
         raise TypeError(f"run_opt_pass expects a pass, got {type(opt_pass).__name__}")
-    if import_prelude:
-        raise NotProvidedError(
-            "run_opt_pass(import_prelude=True): the Relay prelude needs algebraic data "
-            "types, which relaypass does not have"
-        )
     mod = IRModule.from_expr(expr)
+    if import_prelude:
+        mod.import_from_std("prelude.rly")
     mod = _type_inference()(mod)
     mod = opt_pass(mod)
     entry = mod["main"]

@@ -1,0 +1,231 @@
+"""The ONNX graph an export is building: values, nodes, initializers, unique names.
+
+The operator mappings of :mod:`.onnx_export_ops` see tensors as
+:class:`Value` objects and add nodes through a :class:`GraphBuilder`.  A
+value made from a Relay constant (or by a mapping, such as a transposed
+weight) carries its numpy array and gets a name only when a node reads it,
+so a weight a mapping rewrites at export time is written once, rewritten,
+and the original is never stored.  In the main graph a named constant
+becomes an initializer (small ones are shared by content, so the many
+``[1]``-shaped int64 axes a model needs are stored once); inside an ONNX
+local function it becomes a ``Constant`` node, since functions have no
+initializers.
+
+The builder also knows, for the values that stand for Relay expressions,
+their static shape: the clean-ups of :mod:`.onnx_export` read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any as AnyT
+
+import numpy as np
+
+from .onnx_ops import onnx_dtype
+
+__all__ = ["GraphBuilder", "Node", "Unsupported", "Value", "array_code", "onnx_code"]
+
+_SHARED_CONSTANT_BYTES = 1024
+"""Constants up to this size are stored once per distinct content."""
+
+
+class Unsupported(Exception):  # noqa: N818 -- a signal inside the exporter, never seen outside
+    """Raised by an operator mapping for a form of its operator ONNX cannot express."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Value:
+    """A tensor of the ONNX graph: a name, or a numpy array not yet stored (or both)."""
+
+    __slots__ = ("name", "array")
+
+    def __init__(self, name: str | None = None, array: np.ndarray | None = None) -> None:
+        self.name = name
+        self.array = array
+
+    def __repr__(self) -> str:
+        if self.array is not None:
+            return f"Value(constant {self.array.dtype}{list(self.array.shape)})"
+        return f"Value({self.name!r})"
+
+
+def _codes() -> dict[str, int]:
+    codes = {}
+    for code in range(1, 32):
+        try:
+            codes[onnx_dtype(code)] = code
+        except ValueError:
+            continue
+    return codes
+
+
+class Node:
+    """A node of the graph being built: plain lists and a dict, which the clean-ups rewrite
+    far faster than NodeProtos; :meth:`GraphBuilder.protos` makes the protos at the end."""
+
+    __slots__ = ("op_type", "inputs", "outputs", "attrs", "domain")
+
+    def __init__(self, op_type: str, inputs: list[str], outputs: list[str],
+                 attrs: dict[str, AnyT], domain: str = "") -> None:
+        self.op_type = op_type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.domain = domain
+
+    def __repr__(self) -> str:
+        return f"Node({self.op_type}, {self.inputs} -> {self.outputs})"
+
+
+_CODES = _codes()
+"""Relay dtype -> ONNX ``TensorProto.DataType`` code: the importer's table, read backwards."""
+
+
+def onnx_code(dtype: str) -> int | None:
+    """The ONNX element type code of a Relay dtype, or None when relaypass maps it to none."""
+    return _CODES.get(dtype)
+
+
+_ARRAY_CODES: dict[np.dtype, int | None] = {}
+
+
+def array_code(array: np.ndarray) -> int | None:
+    """The ONNX element type code of a numpy array (by dtype object: numpy's names are slow)."""
+    dt = array.dtype
+    code = _ARRAY_CODES.get(dt, -1)
+    if code == -1:
+        code = _ARRAY_CODES[dt] = onnx_code(dt.name)
+    return code
+
+
+class GraphBuilder:
+    """Nodes, initializers and names of one ONNX graph (the model's, or a local function's).
+
+    ``reserved`` are names the graph already uses (its inputs); ``function``
+    makes constants ``Constant`` nodes instead of initializers.
+    """
+
+    def __init__(self, onnx: AnyT, opset: int, reserved: Sequence[str] = (),
+                 function: bool = False) -> None:
+        self._helper = onnx.helper
+        self._node_proto = onnx.NodeProto
+        self._from_array = onnx.numpy_helper.from_array
+        self.opset = opset
+        self.function = function
+        self.nodes: list[Node] = []
+        self.initializers: list[str] = []
+        self.shapes: dict[str, tuple] = {}
+        self.arrays: dict[str, np.ndarray] = {}
+        self._taken: set[str] = set(reserved)
+        self._counters: dict[str, int] = {}
+        self._shared: dict[tuple, str] = {}
+
+    # --- names ------------------------------------------------------------------------------
+    def reserve(self, name: str) -> None:
+        self._taken.add(name)
+
+    def fresh(self, hint: str) -> str:
+        """A name no value of this graph has: ``hint`` followed by a counter."""
+        n = self._counters.get(hint, 0)
+        while True:
+            name = f"{hint}_{n}"
+            n += 1
+            if name not in self._taken:
+                break
+        self._counters[hint] = n
+        self._taken.add(name)
+        return name
+
+    # --- values -----------------------------------------------------------------------------
+    @staticmethod
+    def const(array: AnyT, dtype: AnyT = None) -> Value:
+        """A constant value (stored when a node reads it)."""
+        return Value(None, np.asarray(array, dtype=dtype))
+
+    @staticmethod
+    def ints(values: Sequence[int]) -> Value:
+        """A 1-D int64 constant: the form ONNX wants for shapes, axes and bounds."""
+        return Value(None, np.asarray([int(v) for v in values], dtype=np.int64))
+
+    def name(self, value: Value | None) -> str:
+        """The name of ``value`` in the graph, storing it first if it is a constant ("" for an
+        omitted optional input)."""
+        if value is None:
+            return ""
+        if value.name is None:
+            value.name = self._store(value.array)
+        return value.name
+
+    def _store(self, array: np.ndarray) -> str:
+        key = None
+        if array.nbytes <= _SHARED_CONSTANT_BYTES:
+            key = (array.dtype.str, array.shape, array.tobytes())
+            shared = self._shared.get(key)
+            if shared is not None:
+                return shared
+        name = self.fresh("const")
+        if self.function:
+            tensor = self._from_array(np.ascontiguousarray(array), name)
+            self.nodes.append(Node("Constant", [], [name], {"value": tensor}))
+        else:
+            self.initializers.append(name)
+            self.arrays[name] = array
+        if key is not None:
+            self._shared[key] = name
+        return name
+
+    def add_initializer(self, name: str, array: np.ndarray) -> None:
+        """An initializer with a given name (a parameter whose value the caller gave)."""
+        self._taken.add(name)
+        self.initializers.append(name)
+        self.arrays[name] = array
+
+    def write_initializers(self, graph: AnyT) -> int:
+        """Store the initializers in ``graph`` (a GraphProto), each array copied once; their
+        size in bytes."""
+        total = 0
+        for name in self.initializers:
+            array = self.arrays[name]
+            tensor = graph.initializer.add()
+            tensor.name = name
+            tensor.data_type = array_code(array)
+            tensor.dims.extend(array.shape)
+            tensor.raw_data = np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes()
+            total += array.nbytes
+        return total
+
+    # --- nodes ------------------------------------------------------------------------------
+    def node(self, op_type: str, inputs: Sequence[Value | None], outputs: int = 1,
+             domain: str = "", **attrs: AnyT) -> AnyT:
+        """Add a node; its output Value (a list of them when ``outputs`` is not 1)."""
+        names = [self.fresh(op_type.lower()) for _ in range(outputs)]
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        self.nodes.append(Node(op_type, [self.name(v) for v in inputs], names, attrs, domain))
+        values = [Value(n) for n in names]
+        return values[0] if outputs == 1 else values
+
+    @staticmethod
+    def make_node(op_type: str, inputs: Sequence[str], outputs: Sequence[str],
+                  **attrs: AnyT) -> Node:
+        """A node between named values (for rewriting nodes already made)."""
+        return Node(op_type, list(inputs), list(outputs), attrs)
+
+    def protos(self) -> list[AnyT]:
+        """The nodes as NodeProtos, in order."""
+        node_proto, attribute = self._node_proto, self._helper.make_attribute
+        out = []
+        for n in self.nodes:
+            proto = node_proto(op_type=n.op_type, input=n.inputs, output=n.outputs,
+                               domain=n.domain)
+            if n.attrs:
+                proto.attribute.extend(attribute(k, v) for k, v in sorted(n.attrs.items()))
+            out.append(proto)
+        return out
+
+    def tensor_attr(self, array: np.ndarray) -> AnyT:
+        """A TensorProto for an attribute (ConstantOfShape's value)."""
+        return self._from_array(np.ascontiguousarray(array))

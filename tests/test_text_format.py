@@ -467,8 +467,8 @@ def test_show_meta_data_false_leaves_the_section_out():
     )
     with pytest.raises(ParseError, match="no #\\[metadata\\] section"):
         parse_expr(text)
-    # str() leaves the section out without a word (TVM's pretty print).
-    assert str(func).endswith("}\n") and "meta[relay.Constant][0]" in str(func)
+    # str() leaves the section out with a one-line note (TVM's pretty print has none).
+    assert "}\n/* 1 constant (meta[relay.Constant]) omitted" in str(func)
 
 
 # --- parsing details ---------------------------------------------------------------
@@ -773,3 +773,20 @@ def test_chain_of_100000_lets_prints_and_parses():
         count += 1
         node = node.body
     assert count == n and node is not None
+
+
+def test_str_says_how_many_constants_it_left_out():
+    import numpy as np
+
+    from relaypass import relay
+    from relaypass.ir import IRModule
+
+    x = relay.var("x", shape=(3,))
+    two = relay.Function([x], relay.add(relay.add(x, relay.const(np.arange(3, dtype="float32"))),
+                                        relay.const(np.ones(3, "float32"))))
+    text = str(IRModule.from_expr(two))
+    assert "meta[relay.Constant][1]" in text and "#[metadata]" not in text
+    assert text.rstrip().endswith("/* 2 constants (meta[relay.Constant]) omitted; "
+                                  "astext(show_meta_data=True) or relaypass print --show-meta "
+                                  "shows them */")
+    assert "omitted" not in str(IRModule.from_expr(relay.Function([x], relay.add(x, x))))

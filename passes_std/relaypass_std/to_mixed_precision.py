@@ -43,7 +43,11 @@ from relaypass.ir.expr import (
     Constant,
     Expr,
     Function,
+    If,
     Let,
+    RefCreate,
+    RefRead,
+    RefWrite,
     Tuple,
     TupleGetItem,
     Var,
@@ -52,7 +56,7 @@ from relaypass.ir.expr import (
 from relaypass.ir.fields import with_fields
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
-from relaypass.ir.types import TensorType, TupleType, Type
+from relaypass.ir.types import FuncType, RefType, TensorType, TupleType, Type
 from relaypass.op import cast
 from relaypass.transform import pass_constructor
 from relaypass.transform.errors import OptionError
@@ -107,7 +111,22 @@ def _local_type(expr: Expr) -> Type:
         ty = TupleType([f.checked_type for f in expr.fields])
     elif kind is TupleGetItem and expr.tuple_value.has_checked_type:
         ty = expr.tuple_value.checked_type.fields[expr.index]
-    if ty is None or not isinstance(ty, (TensorType, TupleType)):
+    elif kind is If and expr.true_branch.has_checked_type:
+        ty = expr.true_branch.checked_type
+    elif kind is Let and expr.body.has_checked_type:
+        ty = expr.body.checked_type
+    elif kind is RefCreate and expr.value.has_checked_type:
+        ty = RefType(expr.value.checked_type)
+    elif kind is RefRead and expr.ref.has_checked_type:
+        ty = expr.ref.checked_type.value
+    elif kind is RefWrite:
+        ty = TupleType([])
+    elif kind is Function and expr.body.has_checked_type and all(
+            p.type_annotation is not None for p in expr.params):
+        ty = FuncType([p.type_annotation for p in expr.params], expr.body.checked_type)
+    elif kind is Call and type(expr.op) is Function and expr.op.body.has_checked_type:
+        ty = expr.op.body.checked_type  # a call of a function literal gives its body's type
+    if ty is None or not isinstance(ty, (TensorType, TupleType, RefType, FuncType)):
         return InferTypeLocal(expr)
     set_checked_type(expr, ty)
     return ty
@@ -216,6 +235,8 @@ class _MixedPrecision(MixedModeMutator):
                 _local_type(out_call)  # typed now, so what reads it needs no inference
             return out_call
         out: Expr = Call(op, args, self._new_attrs(pre, accumulation), type_args, pre.span)
+        if isinstance(op, Op):
+            _local_type(out)  # typed now, so what reads it needs no inference
         if accumulation != output:
             out = self._cast_arg(out, _local_type(out), output)
         if pre is self.root and self.keep and self.original[0] != output:

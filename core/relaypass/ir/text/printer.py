@@ -136,7 +136,11 @@ def astext(
 
 
 def pretty_print(node: IRModule | Expr | Type) -> str:
-    """``str(node)``: the text without the version line and the metadata section (TVM's)."""
+    """``str(node)``: the text without the version line and the metadata section (TVM's).
+
+    When constants were left out, one comment line says how many and how to see
+    them, so that a printout in a log is not mistaken for a complete program.
+    """
     if isinstance(node, Type):
         return type_to_text(node)
     return _print(node, False, None, header=False, warn=False)
@@ -160,7 +164,16 @@ def _print(
             out += "#[metadata]\n" + printer.meta.section()
         elif warn:
             out += METADATA_OMITTED
+        else:
+            out += _omitted_note(printer.meta)
     return out
+
+
+def _omitted_note(meta: MetaTable) -> str:
+    """The one line ``str()`` ends with when it left the metadata section out."""
+    n = len(meta.constants)
+    return (f"/* {n} constant{'' if n == 1 else 's'} (meta[relay.Constant]) omitted; "
+            "astext(show_meta_data=True) or relaypass print --show-meta shows them */\n")
 
 
 def type_to_text(ty: Type) -> str:

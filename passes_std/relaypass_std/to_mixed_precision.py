@@ -43,6 +43,7 @@ from relaypass.ir.expr import (
     Constant,
     Expr,
     Function,
+    GlobalVar,
     If,
     Let,
     RefCreate,
@@ -57,10 +58,11 @@ from relaypass.ir.fields import with_fields
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.types import FuncType, RefType, TensorType, TupleType, Type
+from relaypass.ir.variables import free_vars
 from relaypass.op import cast
 from relaypass.transform import pass_constructor
 from relaypass.transform.errors import OptionError
-from relaypass.transform.infer_type_local import InferTypeLocal
+from relaypass.transform.infer_type_local import InferTypeLocal, copy_types
 from relaypass.transform.mixed_precision import (
     CONVERSION_ATTR,
     MIXED_PRECISION_ALWAYS,
@@ -68,6 +70,7 @@ from relaypass.transform.mixed_precision import (
     MIXED_PRECISION_NEVER,
     register_default_conversions,
 )
+from relaypass.transform.registry import get_pass_by_role
 
 __all__ = ["MissingMixedPrecisionOpError", "ToMixedPrecision", "to_mixed_precision"]
 
@@ -127,9 +130,30 @@ def _local_type(expr: Expr) -> Type:
     elif kind is Call and type(expr.op) is Function and expr.op.body.has_checked_type:
         ty = expr.op.body.checked_type  # a call of a function literal gives its body's type
     if ty is None or not isinstance(ty, (TensorType, TupleType, RefType, FuncType)):
-        return InferTypeLocal(expr)
+        return _type_in_module(expr)
     set_checked_type(expr, ty)
     return ty
+
+
+#: The module whose function is being converted: new expressions that need full type
+#: inference are typed with its global functions in view.
+_module: list[IRModule] = []
+
+
+def _type_in_module(expr: Expr) -> Type:
+    """``expr``'s type from type inference in a copy of the module being converted.
+
+    An expression can call the module's global functions, which an expression
+    typed on its own (InferTypeLocal) cannot see.
+    """
+    if not _module:
+        return InferTypeLocal(expr)
+    mod = _module[-1].copy()
+    scratch = GlobalVar("__to_mixed_precision_scratch")
+    mod[scratch] = Function(free_vars(expr), expr)
+    typed = get_pass_by_role("type-inference")(mod)[scratch].body
+    copy_types(expr, typed)
+    return expr.checked_type
 
 
 class _MixedPrecision(MixedModeMutator):
@@ -289,11 +313,21 @@ class _MixedPrecision(MixedModeMutator):
 
 
 def to_mixed_precision(func: Function, mixed_precision_type: str = "float16",
-                       missing_op_mode: int = 1, keep_orig_output_dtype: bool = False) -> Function:
-    """``func`` computed in ``mixed_precision_type`` where its operators' categories allow."""
+                       missing_op_mode: int = 1, keep_orig_output_dtype: bool = False,
+                       mod: IRModule | None = None) -> Function:
+    """``func`` computed in ``mixed_precision_type`` where its operators' categories allow.
+
+    ``mod``: the module ``func`` belongs to, for typing expressions that call its globals.
+    """
     register_default_conversions()
     converter = _MixedPrecision(func, keep_orig_output_dtype, mixed_precision_type)
-    out = converter.visit(func)
+    if mod is not None:
+        _module.append(mod)
+    try:
+        out = converter.visit(func)
+    finally:
+        if mod is not None:
+            _module.pop()
     if converter.missing and missing_op_mode != 2:
         listing = ", ".join(f"{name!r} ({n} times)" for name, n in sorted(converter.missing.items()))
         if missing_op_mode == 0:
@@ -318,7 +352,7 @@ def _factory(*, mixed_precision_type: str, missing_op_mode: int
 
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
         keep = bool(ctx.config.get(KEEP_ORIG_OUTPUT_DTYPE))
-        return to_mixed_precision(func, dtype, missing_op_mode, keep)
+        return to_mixed_precision(func, dtype, missing_op_mode, keep, mod)
 
     return transform
 

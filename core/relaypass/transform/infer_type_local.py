@@ -17,7 +17,7 @@ from ..ir.op import Op
 from ..ir.types import Type
 from .registry import get_pass_by_role
 
-__all__ = ["InferTypeLocal"]
+__all__ = ["InferTypeLocal", "copy_types"]
 
 
 def InferTypeLocal(expr: Expr) -> Type:  # noqa: N802  (TVM's name)
@@ -27,11 +27,11 @@ def InferTypeLocal(expr: Expr) -> Type:  # noqa: N802  (TVM's name)
     typed_mod = get_pass_by_role("type-inference")(IRModule.from_expr(expr))
     main = typed_mod["main"]
     typed = main if isinstance(expr, Function) else main.body
-    _copy_types(expr, typed)
+    copy_types(expr, typed)
     return expr.checked_type
 
 
-def _copy_types(original: Expr, typed: Expr) -> None:
+def copy_types(original: Expr, typed: Expr) -> None:
     """Give each node of ``original`` the type of the node at its place in ``typed``."""
     done: set[int] = set()
     stack = [(original, typed)]

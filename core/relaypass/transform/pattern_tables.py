@@ -32,17 +32,17 @@ import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..entry_points import STANDARD_DISTRIBUTION
 from ..errors import RelayPassError
 from .config import shown
 from .errors import PluginBuildError, PluginError, PluginImportError
 from .importing import import_attribute
+from .registry import plugin_fix
 from .specs import IN_PROCESS, Origin, PatternTableSpec
 
 __all__ = [
     "DuplicatePatternTableError", "PatternTableError", "PatternTableNotFoundError",
     "PatternTableSource", "add_source", "check_pattern_table_name", "get_pattern_table", "list_pattern_tables",
-    "pattern_table", "pattern_table_errors", "register_pattern_table",
+    "pattern_table", "pattern_table_errors", "register_pattern_table", "unreadable_hint",
     "unregister_pattern_table", "validate_pattern_table",
 ]
 
@@ -85,15 +85,6 @@ def add_source(source: PatternTableSource) -> None:
         _sources.append(source)
 
 
-def _fix(origin: Origin) -> str:
-    if origin.in_process:
-        return f"fix the pattern table registered from {origin.module or 'this process'}"
-    if origin.distribution == STANDARD_DISTRIBUTION:
-        return "reinstall relaypass (pip install --force-reinstall relaypass) and report it"
-    return (f"report it to the maintainers of {origin.distribution}, or uninstall it "
-            f"(pip uninstall {origin.distribution})")
-
-
 def _where(table: str, origin: Origin | None) -> str:
     if origin is None:
         return table
@@ -115,7 +106,7 @@ def validate_pattern_table(table: Any, what: str, origin: Origin | None = None) 
             f"{what}: {problem}",
             distribution=origin.distribution if origin and not origin.in_process else "",
             version=origin.version if origin else "",
-            fix=_fix(origin) if origin else "",
+            fix=plugin_fix(origin) if origin else "",
         )
 
     if isinstance(table, (str, bytes, Mapping)) or not isinstance(table, Sequence):
@@ -259,14 +250,14 @@ def _build(spec: PatternTableSpec) -> Any:
     if not callable(factory):
         raise PluginImportError(
             f"{spec.factory} (the factory of {where}) is a {type(factory).__name__}, not callable",
-            distribution=spec.distribution, version=spec.version, fix=_fix(spec.origin))
+            distribution=spec.distribution, version=spec.version, fix=plugin_fix(spec.origin))
     try:
         return factory()
     except (Exception, SystemExit) as exc:
         raise PluginBuildError(
             f"the factory {spec.factory} of {where} raised {type(exc).__name__}: "
             f"{shown(str(exc), 200)}",
-            distribution=spec.distribution, version=spec.version, fix=_fix(spec.origin),
+            distribution=spec.distribution, version=spec.version, fix=plugin_fix(spec.origin),
         ) from exc
 
 
@@ -299,10 +290,20 @@ def _not_found(name: str) -> PatternTableNotFoundError:
     near = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
     listing = ", ".join(known) if known else "none is registered or installed"
-    _, unreadable = _declared()
-    unread = (f"; {len(unreadable)} plugin distribution(s) could not be read, and may declare "
-              f"it: {unreadable[0].message}" if unreadable else "")
+    unread = unreadable_hint(_declared()[1])
     return PatternTableNotFoundError(
         f"no pattern table named {name!r}{hint} (the pattern tables: {listing}; "
         "relaypass passes lists them; a target registers one with "
         f"register_pattern_table or a [[pattern_table]] entry in its plugin manifest){unread}")
+
+
+def unreadable_hint(errors: Sequence[PluginError]) -> str:
+    """"; N plugin distribution(s) could not be read, and may declare it: <first error>" or "".
+
+    A name that is not found may be declared by a plugin whose manifest did
+    not parse; an error about an unknown table or target says so.
+    """
+    if not errors:
+        return ""
+    return (f"; {len(errors)} plugin distribution(s) could not be read, and may declare it: "
+            f"{errors[0].message}")

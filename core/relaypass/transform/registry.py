@@ -252,7 +252,7 @@ class Registry:
                 distribution=blame.origin.distribution if not blame.origin.in_process else "",
                 version=blame.origin.version if not blame.origin.in_process else "",
                 fix=("rename the in-process registration or register it with override=True"
-                     if blame.origin.in_process else _plugin_fix(blame.origin, reinstall=True)
+                     if blame.origin.in_process else plugin_fix(blame.origin, reinstall=True)
                      if _is_standard(blame) else
                      f"choose one for the plain name with {OVERRIDES_VARIABLE} (or a pipeline "
                      f"file's overrides), rename it in the manifest of {blame.origin.distribution}, "
@@ -557,7 +557,7 @@ class Registry:
                 f"{what} {spec.name!r} from {spec.origin} failed while being built by "
                 f"{_factory_name(spec)}: {_raised(exc)}",
                 distribution=spec.distribution, version=spec.version,
-                fix=_plugin_fix(spec.origin),
+                fix=plugin_fix(spec.origin),
             )) from exc
         return built
 
@@ -569,7 +569,7 @@ class Registry:
                 f"the factory {_factory_name(spec)} of pass {spec.name!r} from {spec.origin} "
                 f"returned {problem}",
                 distribution=spec.distribution, version=spec.version,
-                fix=_plugin_fix(spec.origin),
+                fix=plugin_fix(spec.origin),
             ))
         if spec.kind == "sequential":  # the members: the declaration gives name, level, requirements
             return Sequential(list(transformation), spec.opt_level, spec.name, list(spec.required))
@@ -598,14 +598,14 @@ class Registry:
                 f"cannot import {factory} for {what} {spec.name!r} of {spec.origin}: "
                 f"{_raised(exc)}",
                 distribution=spec.distribution, version=spec.version,
-                fix=_plugin_fix(spec.origin, reinstall=True),
+                fix=plugin_fix(spec.origin, reinstall=True),
             )) from exc
         if not callable(obj):
             raise self._report(PluginImportError(
                 f"{factory} (the factory of {spec.name!r} in {spec.origin}) is a "
                 f"{type(obj).__name__}, not callable",
                 distribution=spec.distribution, version=spec.version,
-                fix=_plugin_fix(spec.origin),
+                fix=plugin_fix(spec.origin),
             ))
         self._factories[key] = obj
         return obj
@@ -725,7 +725,8 @@ def _factory_name(spec: Any) -> str:
     return getattr(f, "__qualname__", None) or repr(f)
 
 
-def _plugin_fix(origin: Origin, reinstall: bool = False) -> str:
+def plugin_fix(origin: Origin, reinstall: bool = False) -> str:
+    """The way out of a plugin's failure, for its error message: fix, reinstall or uninstall it."""
     if origin.in_process:
         return f"fix the code registered from {origin.module or 'this process'}"
     if origin.distribution == STANDARD_DISTRIBUTION:

@@ -31,12 +31,12 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from ..entry_points import STANDARD_DISTRIBUTION
 from ..errors import RelayPassError
 from .config import shown
 from .errors import PluginError
 from .importing import import_attribute
-from .pattern_tables import list_pattern_tables
+from .pattern_tables import list_pattern_tables, unreadable_hint
+from .registry import plugin_fix
 from .specs import TargetSpec
 
 __all__ = [
@@ -115,13 +115,6 @@ def _duplicate(name: str, specs: list[TargetSpec]) -> DuplicateTargetError:
         fix=f"uninstall one of them (pip uninstall {specs[-1].distribution})")
 
 
-def _fix(spec: TargetSpec) -> str:
-    if spec.distribution == STANDARD_DISTRIBUTION:
-        return "reinstall relaypass (pip install --force-reinstall relaypass) and report it"
-    return (f"reinstall or upgrade {spec.distribution} (pip install --force-reinstall "
-            f"{spec.distribution}), or uninstall it (pip uninstall {spec.distribution})")
-
-
 def _always(call: Any) -> bool:
     return True
 
@@ -138,12 +131,13 @@ def _build(spec: TargetSpec) -> dict[str, Predicate]:
         except (Exception, SystemExit) as exc:  # sys.exit at import: an error naming the plugin
             raise TargetSupportError(
                 f"cannot import {how} for {where}: {type(exc).__name__}: {shown(str(exc), 200)}",
-                distribution=spec.distribution, version=spec.version, fix=_fix(spec)) from exc
+                distribution=spec.distribution, version=spec.version,
+                fix=plugin_fix(spec.origin, reinstall=True)) from exc
         if not callable(predicate):
             raise TargetSupportError(
                 f"{how} (the support predicate of {where}) is a {type(predicate).__name__}, "
                 "not callable", distribution=spec.distribution, version=spec.version,
-                fix=_fix(spec))
+                fix=plugin_fix(spec.origin, reinstall=True))
         support[op_name] = predicate
     return support
 
@@ -188,9 +182,7 @@ def check_target_names(names: Sequence[str]) -> None:
         near = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(n) for n in near)}?" if near else ""
         listing = ", ".join(sorted(known)) or "none is installed"
-        _, unreadable = _declared()
-        unread = (f"; {len(unreadable)} plugin distribution(s) could not be read, and may "
-                  f"declare it: {unreadable[0].message}" if unreadable else "")
+        unread = unreadable_hint(_declared()[1])
         raise UnknownTargetError(
             f"no target named {name!r}{hint} (the targets: {listing}; a plugin declares one "
             f"with a [[target]] entry in its manifest, or code registers its operators with "

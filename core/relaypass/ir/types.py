@@ -117,7 +117,44 @@ class Any(Node):
         return "int32"
 
 
-Dim = IntImm | Any
+class SizeVar(Node):
+    """A named tensor dimension known only when the program runs (``n`` in text).
+
+    TVM spells it ``tir.Var("n", "int64")``, ``te.var`` or ``te.size_var``; a
+    model's dynamic batch or sequence axis imports as one.  Unlike ``Any``, a
+    size variable says that every dimension holding the same variable has the
+    same extent, so type relations can propagate it (``(n, 3) + (1, 3)`` is
+    ``(n, 3)``).  Each variable is its own: two of the same name are different
+    variables, as TVM's ``tir.Var`` are (structural equality maps free ones).
+    """
+
+    __slots__ = ("name_hint", "dtype")
+    _fields_ = fields(name_hint=INFO, dtype=DATA)
+
+    def __init__(self, name_hint: str = "n", dtype: str = "int64"):
+        _fill_size_var(self, str(name_hint), canonical_dtype(dtype))
+
+    @property
+    def name(self) -> str:
+        """TVM's ``tir.Var.name``."""
+        return self.name_hint
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self) >> 4
+
+    def __repr__(self) -> str:
+        return self.name_hint
+
+    __str__ = __repr__
+
+
+_fill_size_var = slot_filler(SizeVar, "name_hint", "dtype")
+
+
+Dim = IntImm | Any | SizeVar
 
 
 class Type(Node):
@@ -148,7 +185,7 @@ def _dim(d: object) -> Dim:
             return dim
     elif t is IntImm:
         return d  # type: ignore[return-value]
-    elif isinstance(d, Any):
+    elif isinstance(d, (Any, SizeVar)):
         return d
     elif d is None:
         return Any()
@@ -185,8 +222,8 @@ class TensorType(Type):
 
     @property
     def is_static(self) -> bool:
-        """True when no dimension is ``Any``."""
-        return not any(isinstance(d, Any) for d in self.shape)
+        """True when every dimension is an integer (none is ``Any`` or a size variable)."""
+        return all(type(d) is IntImm for d in self.shape)
 
     @property
     def concrete_shape(self) -> tuple[int, ...]:

@@ -777,3 +777,14 @@ def test_the_cycle_collector_is_paused_while_a_pass_runs_and_restored_after():
     with pytest.raises(ValueError):
         raises(relay.IRModule.from_expr(relay.var("x", shape=(1,))))
     assert gc.isenabled()
+
+
+def test_a_bare_function_cannot_take_back_the_globals_a_pass_adds():
+    # LambdaLift moves the closure to a new global; handing back main alone would leave its
+    # call dangling, so the old-style invocation refuses and says what to do instead.
+    x, y = relay.var("x", shape=(2,)), relay.var("y", shape=(2,))
+    func = relay.Function([x], relay.Call(relay.Function([y], relay.add(y, x)), [x]))
+    with pytest.raises(PassResultError, match=r"'LambdaLift' added global functions \(@lifted"):
+        relay.transform.LambdaLift()(func)
+    lifted = relay.transform.LambdaLift()(IRModule.from_expr(func))
+    assert len(lifted.get_global_vars()) == 2

@@ -83,6 +83,13 @@ class Pass:
                 f"not {type(mod).__name__}"
             )
         out = _run(self, module_cls.from_expr(mod), ctx, [])
+        added = sorted(gv.name_hint for gv in out.get_global_vars() if gv.name_hint != "main")
+        if added:  # handing back main alone would leave its calls of them dangling
+            raise PassResultError(
+                f"pass {self.info.name!r} added global functions ({', '.join('@' + n for n in added)}) "
+                f"that a bare {type(mod).__name__} cannot hold: run it on a module, "
+                "e.g. pass_(IRModule.from_expr(func)), and read them from the result"
+            )
         main = out["main"]
         return main if isinstance(mod, Function) else main.body
 

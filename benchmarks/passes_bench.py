@@ -22,7 +22,16 @@ is the cost of looking.  A second table times the passes that rewrite on
 chains made for them, where everything is rewritten: SimplifyInference a chain
 of ``batch_norm(...)[0]`` and ``dropout(...)[0]``, EliminateCommonSubexpr two
 identical half chains joined at the end, SimplifyExpr a chain of ``1 * x`` and
-``x + 0``.
+``x + 0``; and the passes that act only on particular operators, a chain of
+those: convolutions for the layout passes, Legalize and ToMixedPrecision
+(AlterOpLayout and Legalize change nothing unless a target registers its
+hooks: the cost of asking), convolutions scaled per channel for the
+FoldScaleAxis passes, widening casts read twice for CanonicalizeCast,
+``bias_add`` for CanonicalizeOps, three parallel convolutions, dense or
+batch_matmul calls for CombineParallel*, divisions by a constant for DivToMul,
+``exp``/``tanh``/``erf`` for FastMath, ``pad`` before a convolution for
+FoldExplicitPadding.  FoldScaleAxis, a sequence of its backward and forward
+members, is timed as the pass manager runs it, typing included.
 
 Aims (issues 4, 5 and 6), in microseconds per node: InferType 15,
 FoldConstant (with nothing to fold) and ToANormalForm 10, FuseOps 20.  For
@@ -72,7 +81,7 @@ from _workloads import (
 from relaypass import relay
 from relaypass.gc_pause import gc_paused
 from relaypass.ir import Function, IRModule
-from relaypass.transform import FunctionPass, Pass, PassContext, get_pass
+from relaypass.transform import FunctionPass, Pass, PassContext, Sequential, get_pass
 
 # (pass name, input form, aim in us per node)
 PASSES: tuple[tuple[str, str, float | None], ...] = (
@@ -96,12 +105,30 @@ PASSES: tuple[tuple[str, str, float | None], ...] = (
     ("RemoveUnusedFunctions", "dataflow", None),
     ("EtaExpand", "dataflow", None),
     ("ToBasicBlockNormalForm", "anf", None),
+    ("DynamicToStatic", "typed", None),
+    ("AlterOpLayout", "typed", None),
+    ("FoldScaleAxis", "typed", None),
+    ("BackwardFoldScaleAxis", "typed", None),
+    ("ForwardFoldScaleAxis", "typed", None),
+    ("CanonicalizeCast", "typed", None),
+    ("CanonicalizeOps", "typed", None),
+    ("CombineParallelBatchMatmul", "typed", None),
+    ("CombineParallelConv2D", "typed", None),
+    ("CombineParallelDense", "typed", None),
+    ("ConvertLayout", "typed", None),
+    ("DivToMul", "typed", None),
+    ("FastMath", "typed", None),
+    ("FoldExplicitPadding", "typed", None),
+    ("Legalize", "typed", None),
+    ("ToMixedPrecision", "typed", None),
 )
 
-#: Options of the passes that need some: MergeComposite runs a five-entry table.
+#: Options of the passes that need some: MergeComposite runs a five-entry table,
+#: ConvertLayout turns convolutions to NHWC.
 OPTIONS: dict[str, Callable[[], dict[str, Any]]] = {
     "MergeComposite": lambda: {"pattern_table": composite_table()},
     "EtaExpand": lambda: {"expand_global_var": True},
+    "ConvertLayout": lambda: {"desired_layouts": {"nn.conv2d": ["NHWC", "default"]}},
 }
 
 #: The passes also timed on a module of many small global functions.
@@ -149,10 +176,134 @@ def rewrite_simplify_expr(n: int) -> IRModule:
     return IRModule.from_expr(Function([x], relay.nn.relu(e)))
 
 
+#: A 1x1 (or 3x3, padded) convolution's shapes: 4 channels of 4x4, kept through the chain.
+_IMAGE = (1, 4, 4, 4)
+
+
+def _conv(e: relay.Expr, w: relay.Expr, kernel: int = 1, pad: int = 0) -> relay.Expr:
+    return relay.nn.conv2d(e, w, padding=(pad, pad), channels=4, kernel_size=(kernel, kernel))
+
+
+def rewrite_conv_chain(n: int) -> IRModule:
+    """n calls of ``relu(conv2d(x, w))`` (1x1, 4 channels): what a layout pass converts and
+    a target's legalize or layout hooks are asked about; ToMixedPrecision casts each."""
+    x = relay.var("x", shape=_IMAGE)
+    w = relay.var("w", shape=(4, 4, 1, 1))
+    e = x
+    for i in range(n):
+        e = _conv(e, w) if i % 2 == 0 else relay.nn.relu(e)
+    return IRModule.from_expr(Function([x, w], e))
+
+
+def rewrite_fold_scale_axis(n: int) -> IRModule:
+    """n calls of ``relu(conv2d(x, w) * s)`` with a positive per-channel constant ``s``: each
+    scale folds backward into the convolution before it, or forward into the one after."""
+    x = relay.var("x", shape=_IMAGE)
+    w = relay.const(np.full((4, 4, 1, 1), 0.5, "float32"))
+    scale = relay.const(np.full((4, 1, 1), 2.0, "float32"))
+    e = x
+    for i in range(n):
+        step = i % 3
+        e = _conv(e, w) if step == 0 else relay.multiply(e, scale) if step == 1 else \
+            relay.nn.relu(e)
+    return IRModule.from_expr(Function([x], e))
+
+
+def rewrite_canonicalize_cast(n: int) -> IRModule:
+    """n calls of ``c = cast(x, float32); cast(relu(c) + tanh(c), float16)``: a widening cast
+    read by two elementwise operators, which the pass copies for the second."""
+    x = relay.var("x", shape=(1, WIDTH), dtype="float16")
+    e = x
+    for _ in range(max(1, n // 5)):
+        c = relay.cast(e, "float32")
+        e = relay.cast(relay.add(relay.nn.relu(c), relay.tanh(c)), "float16")
+    return IRModule.from_expr(Function([x], e))
+
+
+def rewrite_canonicalize_ops(n: int) -> IRModule:
+    """n calls of ``relu(bias_add(x, b))``: each bias_add becomes an expand_dims and an add."""
+    x = relay.var("x", shape=_IMAGE)
+    b = relay.var("b", shape=(4,))
+    e = x
+    for i in range(n):
+        e = relay.nn.bias_add(e, b) if i % 2 == 0 else relay.nn.relu(e)
+    return IRModule.from_expr(Function([x, b], e))
+
+
+def _parallel(n: int, x: relay.Var, branch: Callable[[relay.Expr, relay.Expr], relay.Expr],
+              weights: Sequence[relay.Var]) -> IRModule:
+    """n calls of three parallel ``branch(x, w_i)`` added up: what CombineParallel* joins."""
+    e = x
+    for _ in range(max(1, n // 5)):
+        a, b, c = (branch(e, w) for w in weights)
+        e = relay.add(relay.add(a, b), c)
+    return IRModule.from_expr(Function([x, *weights], e))
+
+
+def rewrite_combine_parallel_conv2d(n: int) -> IRModule:
+    return _parallel(n, relay.var("x", shape=_IMAGE), _conv,
+                     [relay.var(f"w{i}", shape=(4, 4, 1, 1)) for i in range(3)])
+
+
+def rewrite_combine_parallel_dense(n: int) -> IRModule:
+    return _parallel(n, relay.var("x", shape=(1, WIDTH)), relay.nn.dense,
+                     [relay.var(f"w{i}", shape=(WIDTH, WIDTH)) for i in range(3)])
+
+
+def rewrite_combine_parallel_batch_matmul(n: int) -> IRModule:
+    return _parallel(n, relay.var("x", shape=(1, 4, WIDTH)), relay.nn.batch_matmul,
+                     [relay.var(f"w{i}", shape=(1, WIDTH, WIDTH)) for i in range(3)])
+
+
+def rewrite_div_to_mul(n: int) -> IRModule:
+    """n calls of ``relu(x / 2.0)``: each division by a constant becomes a multiplication."""
+    x = relay.var("x", shape=(1, WIDTH))
+    two = relay.const(np.full((1, WIDTH), 2.0, "float32"))
+    e = x
+    for i in range(n):
+        e = relay.divide(e, two) if i % 2 == 0 else relay.nn.relu(e)
+    return IRModule.from_expr(Function([x], e))
+
+
+def rewrite_fast_math(n: int) -> IRModule:
+    """n calls cycling through ``exp``, ``tanh`` and ``erf``: each becomes its fast twin."""
+    x = relay.var("x", shape=(1, WIDTH))
+    ops = (relay.exp, relay.tanh, relay.erf)
+    e = x
+    for i in range(n):
+        e = ops[i % 3](e)
+    return IRModule.from_expr(Function([x], e))
+
+
+def rewrite_fold_explicit_padding(n: int) -> IRModule:
+    """n calls of ``conv2d(pad(x))`` (3x3, padded by one): each pad moves into the convolution."""
+    x = relay.var("x", shape=_IMAGE)
+    w = relay.var("w", shape=(4, 4, 3, 3))
+    e = x
+    for _ in range(max(1, n // 2)):
+        e = _conv(relay.nn.pad(e, ((0, 0), (0, 0), (1, 1), (1, 1))), w, kernel=3)
+    return IRModule.from_expr(Function([x, w], e))
+
+
 REWRITES: dict[str, Callable[[int], IRModule]] = {
     "SimplifyInference": rewrite_simplify_inference,
     "EliminateCommonSubexpr": rewrite_eliminate_common_subexpr,
     "SimplifyExpr": rewrite_simplify_expr,
+    "AlterOpLayout": rewrite_conv_chain,
+    "ConvertLayout": rewrite_conv_chain,
+    "Legalize": rewrite_conv_chain,
+    "ToMixedPrecision": rewrite_conv_chain,
+    "FoldScaleAxis": rewrite_fold_scale_axis,
+    "BackwardFoldScaleAxis": rewrite_fold_scale_axis,
+    "ForwardFoldScaleAxis": rewrite_fold_scale_axis,
+    "CanonicalizeCast": rewrite_canonicalize_cast,
+    "CanonicalizeOps": rewrite_canonicalize_ops,
+    "CombineParallelBatchMatmul": rewrite_combine_parallel_batch_matmul,
+    "CombineParallelConv2D": rewrite_combine_parallel_conv2d,
+    "CombineParallelDense": rewrite_combine_parallel_dense,
+    "DivToMul": rewrite_div_to_mul,
+    "FastMath": rewrite_fast_math,
+    "FoldExplicitPadding": rewrite_fold_explicit_padding,
 }
 
 
@@ -162,7 +313,9 @@ def runner(p: Pass, mod: IRModule) -> Callable[[], Any]:
 
     Called as ``p(mod)``, a pass that requires InferType would type the module
     again first; its function is called on the typed ``main`` instead, with the
-    cycle collector paused as ``p(mod)`` pauses it.
+    cycle collector paused as ``p(mod)`` pauses it.  A sequence (FoldScaleAxis)
+    runs only the members its context's opt_level enables, so it runs in a
+    context that enables them all.
     """
     if p.info.required:
         main, ctx = mod["main"], PassContext.current()
@@ -174,6 +327,12 @@ def runner(p: Pass, mod: IRModule) -> Callable[[], Any]:
                 return p.pass_func(mod, ctx)
 
         return run
+    if isinstance(p, Sequential):
+        def run_all_members() -> Any:
+            with PassContext(opt_level=4):
+                return p(mod)
+
+        return run_all_members
     return lambda: p(mod)
 
 
@@ -244,13 +403,21 @@ def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_0
 
 def against_floor(rows: list[dict[str, object]], small: int, large: int) -> list[dict[str, object]]:
     """Per pass: microseconds per node on the chain and the DAG at both sizes, the multiple
-    of the floor at each, and the growth per node from ``small`` to ``large``; ``ok`` says
-    whether the pass meets issue 18's bar on every workload it ran on."""
+    of the floor at each, the growth per node from ``small`` to ``large``, and that growth
+    over the floor's own (``{workload}_growth_vs_floor``); ``ok`` says whether the pass meets
+    issue 18's bar on every workload it ran on, ``ok_vs_floor`` whether it does when growth
+    is counted against the floor's.
+
+    The floor itself grows per node on the random DAG (about 1.5x to 2x from 10,000 to
+    100,000 calls): a bare rebuild's working set outgrows the processor's caches, and the
+    DAG's far references make every cache miss count (see RESULTS.md).  A pass pays that
+    too, so its growth over the floor's is the part of its growth that is its own.
+    """
     floor = {(r["workload"], r["size"]): r["us_per_node"] for r in rows if r["pass"] == "floor"}
     out = []
     for name in dict.fromkeys(str(r["pass"]) for r in rows if r["pass"] != "floor"):
         entry: dict[str, object] = {"pass": name}
-        ok = True
+        ok = ok_vs_floor = True
         seen = False
         for workload in ("chain", "dag"):
             for size in (small, large):
@@ -261,16 +428,23 @@ def against_floor(rows: list[dict[str, object]], small: int, large: int) -> list
             lo, hi = entry[f"{workload}_{small}"], entry[f"{workload}_{large}"]
             growth = hi / lo if lo and hi else None
             entry[f"{workload}_growth"] = growth
+            base_lo, base_hi = floor.get((workload, small)), floor.get((workload, large))
+            relative = growth / (base_hi / base_lo) if growth and base_lo and base_hi else None
+            entry[f"{workload}_growth_vs_floor"] = relative
             multiple = entry[f"{workload}_{large}_floor"]
             if growth is not None and multiple is not None:
                 seen = True
                 ok = ok and growth <= MAX_GROWTH and multiple <= MAX_FLOOR_MULTIPLE
+                ok_vs_floor = (ok_vs_floor and relative is not None and relative <= MAX_GROWTH
+                               and multiple <= MAX_FLOOR_MULTIPLE)
         per_function = [r for r in rows if r["pass"] == name and r["workload"] == "functions"]
         if len(per_function) > 1:
             sizes = sorted(per_function, key=lambda r: r["size"])
             entry["functions_growth"] = sizes[-1]["us_per_node"] / sizes[0]["us_per_node"]
             ok = ok and entry["functions_growth"] <= MAX_GROWTH
+            ok_vs_floor = ok_vs_floor and entry["functions_growth"] <= MAX_GROWTH
         entry["ok"] = ok if seen else None
+        entry["ok_vs_floor"] = ok_vs_floor if seen else None
         out.append(entry)
     return out
 
@@ -330,6 +504,9 @@ def report(rows: list[dict[str, object]], chain: Sequence[int], dag: Sequence[in
         lines.append(f"issue 18's bar (at most {MAX_FLOOR_MULTIPLE:g}x the floor at the largest "
                      f"size, at most {MAX_GROWTH:g}x growth per node, chain and DAG): "
                      + ("met by every pass" if not failing else "missed by " + ", ".join(failing)))
+        relative = [e["pass"] for e in bar if e["ok_vs_floor"] is False]
+        lines.append("the same bar with growth counted over the floor's own growth: "
+                     + ("met by every pass" if not relative else "missed by " + ", ".join(relative)))
     if resnet:
         sample = next(iter(resnet.values()))
         text = f"ResNet-50: {sample['nodes']} operator calls"

@@ -28,6 +28,12 @@ exporter) emits for the model classes of transformers and torchvision:
   ``BatchNormalization``, ``Relu``/``Clip`` (ReLU6), a depthwise convolution,
   a residual sum, global pooling and a classifier ``Gemm``.
 
+:func:`export_transformer` exports the real model classes of transformers
+(BERT, GPT-2, DistilBERT, LLaMA, the T5 encoder; small random configurations)
+with dynamic batch and sequence axes, with torch's TorchScript exporter or
+its dynamo one, where torch and transformers are installed (the tests skip
+it otherwise).
+
 Every transformer comes with fixed shapes (``dynamic=False``: batch 2,
 sequence 8) and with dynamic batch and sequence axes (``dynamic=True``:
 ``batch`` and ``sequence`` as dim params), as exporters write them with
@@ -45,7 +51,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-__all__ = ["BATCH", "CORPUS", "NEEDS", "SEQ", "feeds"]
+__all__ = ["BATCH", "CORPUS", "NEEDS", "SEQ", "TRANSFORMER_CLASSES", "export_transformer", "feeds"]
 
 BATCH, SEQ, PAST = 2, 8, 5
 HIDDEN, HEADS, FFN, VOCAB, MAX_POS = 32, 4, 64, 50, 64
@@ -431,3 +437,65 @@ def feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
         else:
             out[name] = rng.standard_normal(shape).astype(np.float32)
     return out
+
+
+# --- real model classes, exported by torch (optional) -------------------------------------------
+
+TRANSFORMER_CLASSES: dict[str, tuple[str, str, dict, tuple[str, ...]]] = {
+    "bert": ("BertModel", "BertConfig", dict(
+        vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=HEADS,
+        intermediate_size=FFN, max_position_embeddings=MAX_POS),
+        ("input_ids", "attention_mask", "token_type_ids")),
+    "gpt2": ("GPT2Model", "GPT2Config", dict(
+        vocab_size=VOCAB, n_embd=HIDDEN, n_layer=2, n_head=HEADS, n_positions=MAX_POS,
+        bos_token_id=0, eos_token_id=0), ("input_ids", "attention_mask")),
+    "distilbert": ("DistilBertModel", "DistilBertConfig", dict(
+        vocab_size=VOCAB, dim=HIDDEN, n_layers=2, n_heads=HEADS, hidden_dim=FFN,
+        max_position_embeddings=MAX_POS), ("input_ids", "attention_mask")),
+    "llama": ("LlamaModel", "LlamaConfig", dict(
+        vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=HEADS,
+        num_key_value_heads=HEADS // 2, intermediate_size=FFN, max_position_embeddings=MAX_POS),
+        ("input_ids", "attention_mask")),
+    "t5_encoder": ("T5EncoderModel", "T5Config", dict(
+        vocab_size=VOCAB, d_model=HIDDEN, d_kv=HEAD, d_ff=FFN, num_layers=2, num_heads=HEADS),
+        ("input_ids", "attention_mask")),
+}
+"""Model name -> (transformers model class, its config class, a small config, input names)."""
+
+
+def export_transformer(name: str, path, dynamo: bool = False) -> onnx.ModelProto:
+    """Export a transformers model class of :data:`TRANSFORMER_CLASSES` (seeded random weights,
+    eager attention) to ``path`` with dynamic ``batch`` and ``sequence`` axes on every input
+    and on ``last_hidden_state``, as users do; returns the loaded model.  Needs torch and
+    transformers (and onnxscript for ``dynamo=True``)."""
+    import torch
+    import transformers
+
+    model_cls, config_cls, config, names = TRANSFORMER_CLASSES[name]
+    torch.manual_seed(0)
+    model = getattr(transformers, model_cls)(getattr(transformers, config_cls)(**config))
+    model.config._attn_implementation = "eager"
+    model.eval()
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            return self.model(**dict(zip(names, args))).last_hidden_state
+
+    args = tuple(torch.randint(1, VOCAB, (BATCH, SEQ)) if n == "input_ids"
+                 else torch.ones(BATCH, SEQ, dtype=torch.long) if n == "attention_mask"
+                 else torch.zeros(BATCH, SEQ, dtype=torch.long) for n in names)
+    if dynamo:
+        batch, seq = torch.export.Dim("batch"), torch.export.Dim("sequence", max=MAX_POS)
+        torch.onnx.export(LastHiddenState(), args, str(path), input_names=list(names),
+                          output_names=["last_hidden_state"], dynamo=True, opset_version=18,
+                          dynamic_shapes=(tuple({0: batch, 1: seq} for _ in names),))
+    else:
+        torch.onnx.export(LastHiddenState(), args, str(path), input_names=list(names),
+                          output_names=["last_hidden_state"], dynamo=False, opset_version=OPSET,
+                          dynamic_axes={n: {0: "batch", 1: "sequence"}
+                                        for n in (*names, "last_hidden_state")})
+    return onnx.load(str(path))

@@ -45,8 +45,9 @@ def count_lets(expr):
 
 
 def assert_a_normal(expr):
-    """Every operand of a call, tuple, projection or reference is a variable, global or operator."""
-    atoms = (relay.Var, relay.GlobalVar, relay.Op)
+    """Every operand of a call, tuple, projection, reference, if or match is an atom: a
+    variable, global, operator or constructor."""
+    atoms = (relay.Var, relay.GlobalVar, relay.Op, relay.Constructor)
     bad = []
 
     def check(e):
@@ -64,6 +65,8 @@ def assert_a_normal(expr):
             operands = [e.ref, e.value]
         elif isinstance(e, relay.If):
             operands = [e.cond]
+        elif isinstance(e, relay.Match):
+            operands = [e.data]
         else:
             return
         bad.extend(o for o in operands if not isinstance(o, atoms) and not _in_primitive(o))
@@ -301,6 +304,98 @@ def test_plain_expression_keeps_free_variables_free():
     e = relay.add(relay.multiply(x, x), relay.const(1.0))
     out = to_a_normal_form(e)
     assert isinstance(out, relay.Let) and free_vars(out) == [x]
+
+
+# --- match ----------------------------------------------------------------------------------
+
+
+def _box_module():
+    """A module declaring ``Box = Make(Tensor[(2), float32]) | Empty``."""
+    box = relay.GlobalTypeVar("Box")
+    make = relay.Constructor("Make", [relay.TensorType((2,), "float32")], box)
+    empty = relay.Constructor("Empty", [], box)
+    mod = IRModule()
+    mod[box] = relay.TypeData(box, [], [make, empty])
+    return mod, make, empty
+
+
+def _box_match(make, empty, x, y, data):
+    """``match (data) { Make(y) => y * y + x * 3, Empty => -(x * 3) }`` (``x * 3`` shared)."""
+    shared = relay.multiply(x, relay.const(3.0))
+    return relay.Match(data, [
+        relay.Clause(relay.PatternConstructor(make, [relay.PatternVar(y)]),
+                     relay.add(relay.multiply(y, y), shared)),
+        relay.Clause(relay.PatternConstructor(empty, []), relay.negative(shared)),
+    ])
+
+
+def test_match_binds_its_data_outside_and_each_clause_body_inside_its_clause():
+    # Relay: the data in the enclosing scope, a value both clauses use before the match,
+    # what one clause uses in that clause's let chain, and the match bound like any value.
+    _mod, make, empty = _box_module()
+    x = relay.var("x", shape=(2,))
+    y = relay.var("y", shape=(2,))
+    out = to_a_normal_form(relay.Function([x], _box_match(make, empty, x, y,
+                                                             make(relay.add(x, x)))))
+    v = [relay.var(f"v{i}") for i in range(9)]
+    y2 = relay.var("y", shape=(2,))
+    three = relay.const(3.0)
+    clauses = [
+        relay.Clause(relay.PatternConstructor(make, [relay.PatternVar(y2)]),
+                     relay.Let(v[6], relay.multiply(y2, y2),
+                               relay.Let(v[7], relay.add(v[6], v[4]), v[7]))),
+        relay.Clause(relay.PatternConstructor(empty, []),
+                     relay.Let(v[8], relay.negative(v[4]), v[8])),
+    ]
+    body = v[5]
+    for var, value in reversed([(v[1], relay.add(x, x)), (v[2], make(v[1])), (v[3], three),
+                                (v[4], relay.multiply(x, v[3])),
+                                (v[5], relay.Match(v[2], clauses))]):
+        body = relay.Let(var, value, body)
+    assert_structural_equal(out, relay.Function([x], body), map_free_vars=True)
+    assert_a_normal(out)
+    assert well_formed(out)
+
+
+def test_match_keeps_its_values_in_a_module_and_under_dataflow():
+    # A match below a call: the fill that assumes no scopes meets it and starts again.
+    mod, make, empty = _box_module()
+    x = relay.var("x", shape=(2,))
+    y = relay.var("y", shape=(2,))
+    for data in (make(relay.add(x, x)), empty()):
+        expr = relay.add(_box_match(make, empty, x, y, data), x)
+        mod["main"] = relay.Function([x], expr)
+        mod = infer_type()(mod)
+        arg = np.array([1.0, 2.0], "float32")
+        expected = create_executor(mod=mod).evaluate(mod["main"])(arg).numpy()
+        out = ToANormalForm()(mod)
+        assert_a_normal(out["main"])
+        assert well_formed(out["main"])
+        infer_type()(out)
+        np.testing.assert_allclose(create_executor(mod=out).evaluate(out["main"])(arg).numpy(),
+                                   expected)
+
+
+def test_nested_matches_bind_in_their_own_clauses():
+    _mod, make, empty = _box_module()
+    x = relay.var("x", shape=(2,))
+    y, z = relay.var("y", shape=(2,)), relay.var("z", shape=(2,))
+    inner = _box_match(make, empty, x, z, make(relay.multiply(y, y)))
+    outer = relay.Match(make(x), [
+        relay.Clause(relay.PatternConstructor(make, [relay.PatternVar(y)]), inner),
+        relay.Clause(relay.PatternWildcard(), x),
+    ])
+    out = to_a_normal_form(relay.Function([x], outer))
+    assert_a_normal(out)
+    assert well_formed(out)
+    outer_match = _lets(out.body)[-1].value
+    assert isinstance(outer_match, relay.Match)
+    # The inner match, and the square of y its data needs, stay in the first clause.
+    first = _lets(outer_match.clauses[0].rhs)
+    assert [type(let.value).__name__ for let in first][-1] == "Match"
+    assert any(isinstance(let.value, relay.Call) and let.value.op == relay.op.get("multiply")
+               and let.value.args[0] is y for let in first)
+    assert outer_match.clauses[1].rhs is x
 
 
 # --- random programs ----------------------------------------------------------------------

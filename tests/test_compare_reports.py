@@ -122,6 +122,16 @@ def test_a_run_json_document_compares_with_a_batch_record(tmp_path: Path):
     assert f"nodes out {doc['output']['nodes']} -> {doc['output']['nodes'] - 2}" in text
 
 
+def test_one_record_reads_on_one_line_or_pretty_printed(tmp_path: Path):
+    record = _record("examples/models/mlp.relay", nodes_out=7)
+    one_line = _write(tmp_path / "run.json", [record])  # as run --report writes it
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps(record, indent=2))
+    for path in (one_line, str(pretty)):
+        (model,) = compare_reports.load_report(path).values()
+        assert (model.key, model.nodes_out, model.status) == ("examples/models/mlp.relay", 7, "ok")
+
+
 def test_what_is_not_a_report_is_an_error(tmp_path: Path):
     explain = tmp_path / "explain.json"
     explain.write_text(json.dumps({"schema": "relaypass.explain/1", "steps": []}))

@@ -1038,3 +1038,12 @@ def test_InferType_passes_the_pass_author_test_kit():
 
     # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
     check_pass("InferType", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)
+
+
+def test_an_ill_kinded_annotation_is_a_kind_error_at_its_variable():
+    from relaypass.analysis.kind_check import KindCheckError
+
+    shape_var = relay.TypeVar("n", relay.TypeKind.ShapeVar)
+    x = relay.var("x", relay.TupleType([shape_var]))
+    with pytest.raises(KindCheckError, match=r"params\[0\].*tuple member.*ShapeVar.*Type"):
+        relay.transform.InferType()(IRModule.from_expr(relay.Function([x], x)))

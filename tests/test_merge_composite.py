@@ -80,8 +80,10 @@ def test_a_chain_of_100000_calls():
     for _ in range(99_998):
         e = relay.negative(e)
     mod = IRModule.from_expr(relay.Function([x], e))
-    # Two patterns: the whole chain is typed between them, then matched again.
-    table = [("add_relu", add_relu()), ("mul", is_op("multiply")(wildcard(), wildcard()))]
+    # Two patterns: the whole chain is typed between them, then matched again (the second
+    # needs operators the chain calls, so it is not skipped, yet never matches).
+    table = [("add_relu", add_relu()),
+             ("neg_relu", is_op("negative")(is_op("nn.relu")(wildcard())))]
     out = MergeComposite(table)(mod)
     assert composites(out["main"]) == [("add_relu", "add_nn.relu_")]
     assert out["main"].body.checked_type == relay.TensorType((2,), "float32")
@@ -129,6 +131,67 @@ def test_a_later_check_reads_types_of_what_an_earlier_pattern_built():
     out = MergeComposite([("ar", add_relu()), ("neg", is_op("negative")(wildcard()), record)])(mod)
     assert shapes == [(2, 3)]
     assert composites(out["main"]) == [("ar", "add_nn.relu_"), ("neg", "negative_")]
+
+
+def test_the_operators_a_pattern_requires():
+    from relaypass.relay.dataflow_pattern import dominates, is_constant, is_tuple_get_item
+    from relaypass_std.merge_composite import _required_operators
+
+    conv = is_op("nn.conv2d")(wildcard(), wildcard())
+    bn = is_tuple_get_item(is_op("nn.batch_norm")(conv, wildcard(), wildcard(), wildcard(),
+                                                  wildcard()), 0)
+    assert _required_operators(is_op("nn.relu")(bn)) == {"nn.relu", "nn.batch_norm",
+                                                         "nn.conv2d"}
+    # An alternative needs what both sides need; an optional step is an alternative.
+    either = is_op("nn.relu")(is_op("add")(wildcard(), wildcard())
+                              | is_op("subtract")(wildcard(), is_constant()))
+    assert _required_operators(either) == {"nn.relu"}
+    assert _required_operators(conv.optional(lambda x: is_op("nn.relu")(x))) == {"nn.conv2d"}
+    # Conditions on a pattern need what it needs; a wildcard, or a dominator, needs nothing.
+    typed = is_op("exp")(wildcard()).has_dtype("float32").has_attr({"foo": 1})
+    assert _required_operators(typed) == {"exp"}
+    assert _required_operators(wildcard()) == frozenset()
+    diamond = dominates(is_op("nn.conv2d")(wildcard(), wildcard()), wildcard(),
+                        is_op("add")(wildcard(), wildcard()))
+    assert _required_operators(diamond) == frozenset()
+    # The matcher reassociates a division and a multiplication: neither is required.
+    scaled = is_op("divide")(is_op("multiply")(wildcard(), wildcard()), wildcard())
+    assert _required_operators(scaled) == frozenset()
+
+
+def test_skipping_entries_that_need_operators_never_called_changes_nothing():
+    # Each entry applied in turn, typed between them, is what the pass computes; the
+    # entries needing nn.conv2d or nn.dense (never called) are skipped without a walk.
+    from relaypass.ir.structural import assert_structural_equal
+    from relaypass.relay.dataflow_pattern import is_constant, partition
+
+    checked = []
+
+    def check(root):
+        checked.append(root.op.name)
+        return True
+
+    table = [
+        ("conv_relu", is_op("nn.relu")(is_op("nn.conv2d")(wildcard(), wildcard()))),
+        ("add_relu", add_relu(), check),
+        ("dense_add", is_op("add")(is_op("nn.dense")(wildcard(), wildcard()), wildcard())),
+        ("mul_c", is_op("multiply")(wildcard(), is_constant()), check),
+    ]
+
+    def body(x, y):
+        a = relay.nn.relu(relay.add(x, y))
+        b = relay.multiply(a, relay.const(np.ones((2, 3), "float32")))
+        return relay.subtract(relay.nn.relu(relay.add(b, a)), b)
+
+    mod = relay.transform.InferType()(module(body))
+    out = MergeComposite(table)(mod)
+    expected = mod["main"]
+    for name, pattern, *rest in table:
+        expected = partition(pattern, expected, {"Composite": name}, *rest)
+        expected = relay.transform.InferType()(IRModule.from_expr(expected))["main"]
+    assert_structural_equal(out["main"], expected)
+    assert sorted(c[0] for c in composites(out["main"])) == ["add_relu", "add_relu", "mul_c"]
+    assert checked.count("nn.relu") == 2 * 2 and checked.count("multiply") == 2 * 1
 
 
 def test_the_input_module_is_not_changed_and_values_are_kept():

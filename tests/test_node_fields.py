@@ -61,9 +61,11 @@ from relaypass.ir.fields import (
 )
 from relaypass.ir.structural import assert_structural_equal
 from relaypass.ir.traversal import post_order
+from relaypass.ir.types import SizeVar
 from relaypass.ir.variables import bound_vars, free_vars
 
-ABSTRACT = {"Node", "Expr", "BaseFunc", "Type", "Pattern"}
+ABSTRACT = {"Node", "Expr", "BaseFunc", "Type", "TypeConstraint", "Pattern", "SymbolicDim",
+            "_Division"}
 """Kinds no node is an instance of: they declare no fields."""
 
 NOT_DECLARED = {"Attrs"}
@@ -97,8 +99,16 @@ def _samples() -> list[Node]:
         Let(v, call, Tuple([v, v])), If(cond, x, y), ref, RefRead(ref), RefWrite(ref, y), add,
         TensorType((1, Any()), "int8"), TupleType([TensorType(()), t]), t, GlobalTypeVar("G"),
         IncompleteType(), FuncType([t, TensorType(())], t, [t]), RefType(t), Any(),
-        Span("s.rly", 1, 2, 3, 4), *_adt_samples(),
+        relay.TypeRelation(None, [t, TensorType(())], 1, Attrs({"k": 1})),
+        Span("s.rly", 1, 2, 3, 4), *_adt_samples(), *_size_samples(),
     ]
+
+
+def _size_samples() -> list[Node]:
+    """A size variable, an expression of it, and the two kinds of division it may hold."""
+    n = SizeVar("n", "int32")
+    expr = (n + 1) // 2 + n % 3 * 4 + 1
+    return [n, expr, *[a for _, m in expr.terms for a in m]]
 
 
 def _adt_samples() -> list[Node]:

@@ -46,6 +46,7 @@ from relaypass.frontend import (  # noqa: E402
 )
 from relaypass.frontend.onnx_export import FUSED_DOMAIN  # noqa: E402
 from relaypass.ir.op import Op, register_op  # noqa: E402
+from relaypass.op import dynamic as dyn  # noqa: E402
 from relaypass.op import reverse_reshape  # noqa: E402
 from relaypass.tools import model_zoo, optimize  # noqa: E402
 from relaypass.transform import load_pipeline  # noqa: E402
@@ -280,6 +281,15 @@ CASES = [
          id="nn.lrn"),
     case(lambda x: relay.nn.conv2d(x, relay.const(W4), strides=2, padding=(1, 0, 2, 1),
                                    dilation=(1, 2)), X4, id="nn.conv2d"),
+    case(lambda x: relay.nn.contrib_conv2d_nchwc(
+        relay.layout_transform(x, "NCHW", "NCHW2c"), relay.const(f32(2, 2, 3, 3, 2, 4)),
+        padding=1, data_layout="NCHW2c", out_layout="NCHW4c"), X4,
+        id="nn.contrib_conv2d_NCHWc-layout_transform"),
+    case(lambda x: relay.nn.contrib_depthwise_conv2d_nchwc(
+        x, relay.const(f32(2, 1, 3, 3, 1, 2)), groups=4, data_layout="NCHW2c",
+        kernel_layout="OIHW1i2o"), f32(1, 2, 5, 5, 2), id="nn.contrib_depthwise_conv2d_NCHWc"),
+    case(lambda x: relay.nn.contrib_dense_pack(x, relay.const(f32(2, 5, 4)), "NC4n"), f32(3, 5),
+         id="nn.contrib_dense_pack"),
     case(lambda x: relay.nn.conv2d(x, relay.const(f32(8, 2, 3, 3)), groups=2, padding=1),
          X4, id="nn.conv2d-groups"),
     case(lambda x: relay.nn.conv2d(x, relay.const(f32(3, 3, 4, 8)), data_layout="NHWC",
@@ -428,7 +438,43 @@ CASES = [
     case(lambda x, i, u: relay.scatter_nd(x, i, u), M, np.array([[0, 2], [1, 4]]), f32(2),
          id="scatter_nd"),
     case(lambda x, i, u: relay.scatter_nd(x, i, u, mode="max"), M, np.array([[2, 0]]),
-         f32(2, 5), opsets=(18,), id="scatter_nd-max"),
+         f32(2, 5), opsets=(18,), id="scatter_nd-max"),    # the dynamic operators: shapes, sizes and scales as tensor inputs
+    case(lambda x, s: dyn.reshape(x, s), M, np.array([5, -1], np.int64), id="dyn.reshape"),
+    case(lambda x, s: dyn.broadcast_to(x, s), f32(3, 1), np.array([2, 3, 4], np.int64),
+         id="dyn.broadcast_to"),
+    case(lambda s: dyn.zeros(s, "float32") + dyn.ones(s, "float32"), np.array([2, 3], np.int64),
+         id="dyn.zeros-ones"),
+    case(lambda f, s: dyn.full(f, s, "float32"), np.array(1.5, np.float32),
+         np.array([2, 3], np.int32), id="dyn.full"),
+    case(lambda x, s: dyn.full(relay.const(2, "int32"), s, "int64") + x,
+         ints(2, 3), np.array([2, 3], np.int64), id="dyn.full-constant"),
+    case(lambda x, r: dyn.tile(x, r), M, np.array([2, 1], np.int64), id="dyn.tile"),
+    case(lambda x, b, e, t: dyn.strided_slice(x, b, e, t), X4, np.array([0, 3], np.int64),
+         np.array([2, -5], np.int64), np.array([1, -1], np.int64), id="dyn.strided_slice"),
+    case(lambda x, a: dyn.squeeze(x, a), f32(3, 1, 5, 1), np.array([1, -1], np.int64),
+         id="dyn.squeeze"),
+    case(lambda x, a: dyn.expand_dims(x, a, 2), M, np.array(-1, np.int32),
+         id="dyn.expand_dims"),
+    case(lambda x, k: dyn.topk(x, k, axis=1).astuple(), M, np.array(2, np.int64),
+         id="dyn.topk"),
+    case(lambda x, k: dyn.topk(x, k, axis=0, ret_type="indices", is_ascend=True), M,
+         np.array(0, np.int32), id="dyn.topk-all"),
+    case(lambda i, d: dyn.one_hot(i, relay.const(2.0), relay.const(-1.0), d, 1, "float32"),
+         ints(3, 2, high=5), np.array(5, np.int64), id="dyn.one_hot"),
+    case(lambda x, w: dyn.pad(x, w, relay.const(1.5)), X4,
+         np.array([[0, 0], [1, 0], [2, 1], [0, 3]], np.int64), id="dyn.nn.pad"),
+    case(lambda x, w: dyn.pad(x, w, relay.const(0.0), "reflect"), X4,
+         np.array([[0, 0], [0, 0], [2, 1], [1, 2]], np.int64), id="dyn.nn.pad-reflect"),
+    case(lambda x, s: dyn.resize2d(x, s, relay.const(np.zeros(4, np.float32))), X4,
+         np.array([9, 4], np.int64), id="dyn.image.resize2d"),
+    case(lambda x, h, w: dyn.upsampling(x, h, w), X4, np.array(2.0, np.float32),
+         np.array(3.0, np.float32), id="dyn.nn.upsampling"),
+    case(lambda x, d, h, w: dyn.upsampling3d(x, d, h, w), X5, np.array(2.0, np.float32),
+         np.array(1.5, np.float32), np.array(2.0, np.float32), id="dyn.nn.upsampling3d"),
+    case(lambda i, v: relay.sparse_to_dense(i, (3, 4), v, relay.const(-1.0)),
+         np.array([[0, 1], [2, 3]], np.int64), f32(2), id="sparse_to_dense"),
+    case(lambda i, s: dyn.sparse_to_dense(i, s, relay.const(7, "int32"), relay.const(0, "int32")),
+         np.array([1, 4], np.int32), np.array([6], np.int64), id="dyn.sparse_to_dense"),
 ]
 
 

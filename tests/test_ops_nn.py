@@ -160,8 +160,9 @@ def test_conv2d_relation_types():
         ({}, (1, 2, 2, 8), (4, 2, 3, 3), "dilated kernel extent 3 along H is larger than the "
                                          "padded input extent 2"),
         ({"strides": (0, 1)}, (1, 2, 8, 8), (4, 2, 3, 3), "strides must hold values of at least 1"),
-        ({"data_layout": "NCHW4c"}, (1, 2, 8, 8), (4, 2, 3, 3), "data_layout 'NCHW4c' is not "
-                                                                "supported"),
+        ({"data_layout": "NCHW4c"}, (1, 2, 8, 8), (4, 2, 3, 3), r"data must have rank 5, got "
+                                                                r"shape \(1, 2, 8, 8\)"),
+        ({"data_layout": "NCDW"}, (1, 2, 8, 8), (4, 2, 3, 3), "data_layout 'NCDW' is not supported"),
         ({"kernel_layout": "OIHX"}, (1, 2, 8, 8), (4, 2, 3, 3), "kernel_layout 'OIHX'"),
         ({"out_dtype": "float31"}, (1, 2, 8, 8), (4, 2, 3, 3), "out_dtype is not a supported"),
         ({}, (1, 2, 8), (4, 2, 3, 3), r"data must have rank 4, got shape \(1, 2, 8\)"),

@@ -383,7 +383,7 @@ def test_relations_follow_relay():
         (relay.nn.conv3d(X, W, data_layout="NCHW"), (1, 2, 8, 8, 8), (4, 2, 3, 3, 3),
          "nn.conv3d: data_layout 'NCHW' is not supported; use a permutation of 'NCDHW'"),
         (relay.nn.conv3d(X, W, kernel_layout="OIDHW4o"), (1, 2, 8, 8, 8), (4, 2, 3, 3, 3),
-         "nn.conv3d: kernel_layout 'OIDHW4o' is not supported"),
+         r"nn.conv3d: weight must have rank 6, got shape \(4, 2, 3, 3, 3\)"),
         (relay.nn.conv1d(X, W, strides=(1, 1)), (1, 2, 8), (4, 2, 3),
          "nn.conv1d: attribute strides must have 1 values"),
         (relay.nn.conv3d(X, W, channels=5), (1, 2, 8, 8, 8), (4, 2, 3, 3, 3),
@@ -612,8 +612,10 @@ def test_upsampling_relations_and_errors():
     assert relation(relay.nn.upsampling(X, 0.5, 1.5), T((1, 1, 5, 3))) == T((1, 1, 2, 4))
     assert relay.nn.upsampling3d(X, relay.const(2.0), 1, 1).attrs.scale_d == 2.0
     with pytest.raises(AttrsError, match="nn.upsampling3d: scale_h must be a number or a scalar "
-                                         "constant"):
-        relay.nn.upsampling3d(X, 2, relay.var("s"), 2)
+                                         "constant, got a constant of shape"):
+        relay.nn.upsampling3d(X, 2, relay.const([1.0, 2.0]), 2)
+    # a scale known only at run time makes Relay's dyn.nn.upsampling3d (tests/test_dyn_ops.py)
+    assert relay.nn.upsampling3d(X, 2, relay.var("s"), 2).op.name == "dyn.nn.upsampling3d"
     with pytest.raises(TypeRelationError, match="nn.upsampling3d: attribute method must be one "
                                                 "of 'nearest_neighbor', 'trilinear', 'tricubic'"):
         relation(relay.nn.upsampling3d(X, 2, 2, 2, method="bilinear"), T((1, 1, 2, 2, 2)))

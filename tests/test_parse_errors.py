@@ -31,8 +31,9 @@ CASES = [
      2, 3, "undefined global function @helpr; did you mean @helper?"),
     ("duplicate definition", "def @f(%a: float32) { %a }\ndef @f(%b: float32) { %b }\n",
      2, 5, "duplicate definition of global function @f"),
-    ("bad dimension", "def @main(%x: Tensor[(1, x), float32]) { %x }\n",
-     1, 26, "expected a dimension (an integer or '?') but found 'x'"),
+    ("bad dimension", "def @main(%x: Tensor[(1, @x), float32]) { %x }\n",
+     1, 26, "expected a dimension (an integer, '?', a size variable or an expression of them) "
+     "but found '@x'"),
     ("bad dtype", "def @main(%x: Tensor[(1), flaot32]) { %x }\n",
      1, 27, "unknown dtype 'flaot32'; did you mean float32?"),
     ("unterminated block", HEAD + "  %0 = add(%x, %x);\n  %0\n",

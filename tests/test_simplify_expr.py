@@ -567,3 +567,291 @@ def test_SimplifyExpr_passes_the_pass_author_test_kit():
 
     # Outputs kept, well-formed, well-typed, input unchanged, deterministic.
     check_pass("SimplifyExpr", examples=20, features={"let", "if", "tuple", "fn", "global"}, seed=7)
+
+
+# --- every rewrite, where it applies and where it does not --------------------------------
+#
+# One pair per condition of Relay's simplify_expr.cc: the program, and what SimplifyExpr
+# makes of it (the program itself where the rewrite must not apply).
+
+
+def _v(name, shape=(2, 3), dtype="float32"):
+    return relay.var(name, shape=shape, dtype=dtype)
+
+
+def _cases():
+    x, y = _v("x"), _v("y")
+    dyn = relay.var("d", shape=(relay.Any(), 3))
+    i8 = _v("i", dtype="int8")
+    c1 = relay.const(np.full((3,), 1.5, "float32"))
+    c2 = relay.const(np.full((3,), 2.0, "float32"))
+    yield "ConcretizeZerosLike", relay.zeros_like(x), relay.zeros((2, 3), "float32")
+    yield "ConcretizeZerosLike/dynamic", relay.zeros_like(dyn), relay.zeros_like(dyn)
+    yield "ConcretizeOnesLike", relay.ones_like(x), relay.ones((2, 3), "float32")
+    yield ("ConcretizeFullLike", relay.full_like(x, relay.const(3.0)),
+           relay.full(relay.const(3.0), (2, 3), "float32"))
+    yield "ConcretizeReshapeLike", relay.reshape_like(x, _v("s", (3, 2))), relay.reshape(x, (3, 2))
+    yield ("ConcretizeReshapeLike/dynamic", relay.reshape_like(x, relay.var("s", shape=(relay.Any(),))),
+           relay.reshape_like(x, relay.var("s", shape=(relay.Any(),))))
+    yield ("ConcretizeBroadcastToLike", relay.broadcast_to_like(_v("b", (3,)), x),
+           relay.broadcast_to(_v("b", (3,)), (2, 3)))
+    yield ("ConcretizeCastLike/dynamic", relay.cast_like(dyn, _v("t", (1,), "int32")),
+           relay.cast(dyn, "int32"))
+    yield "SimplifyAdd", relay.add(x, x), relay.multiply(x, relay.const(2.0))
+    yield "SimplifyAdd/different", relay.add(x, y), relay.add(x, y)
+    yield "SimplifyRSqrt", x / relay.sqrt(y), x * relay.rsqrt(y)
+    yield "SimplifyRSqrt/not-sqrt", x / relay.exp(y), x / relay.exp(y)
+    yield "EliminateIdentity/scalar", x * relay.const(1.0), x
+    # Relay's IsScalar: any constant whose dims are all 1, read at its first element
+    yield "EliminateIdentity/all-ones-dims", x + relay.const(np.zeros((1, 1), "float32")), x
+    h = _v("h", dtype="float16")
+    yield "EliminateIdentity/float16", h * relay.const(np.ones((1,), "float16")), h
+    yield ("EliminateIdentity/not-a-scalar", x + relay.const(np.zeros((3,), "float32")),
+           x + relay.const(np.zeros((3,), "float32")))
+    yield "EliminateIdentity/other-value", x * relay.const(2.0), x * relay.const(2.0)
+    yield "EliminateIdentity/left-subtract", relay.const(0.0) - x, relay.const(0.0) - x
+    yield ("EliminateIdentity/broadcasts-x", x + relay.zeros((4, 2, 3), "float32"),
+           x + relay.zeros((4, 2, 3), "float32"))
+    yield ("SimplifyReshape", relay.reshape(relay.reshape(x, (3, 2)), (6,)),
+           relay.reshape(x, (6,)))
+    yield ("SimplifyReshape/dynamic", relay.reshape(relay.reshape(dyn, (-1,)), (-1, 1)),
+           relay.reshape(relay.reshape(dyn, (-1,)), (-1, 1)))
+    yield ("SimplifyTranspose", relay.transpose(relay.transpose(x, (1, 0)), (1, 0)), x)
+    yield ("SimplifyNoOpTranspose", relay.transpose(x, (0, 1)), x)
+    yield ("SimplifyNoOpTranspose/permutes", relay.transpose(x, (1, 0)), relay.transpose(x, (1, 0)))
+    yield "SimplifySameCast", relay.cast(x, "float32"), x
+    yield "SimplifySameCast/other-dtype", relay.cast(x, "int32"), relay.cast(x, "int32")
+    yield ("SimplifyConsecutiveCast", relay.cast(relay.cast(i8, "int16"), "float32"),
+           relay.cast(i8, "float32"))
+    yield ("SimplifyConsecutiveCast/narrowing", relay.cast(relay.cast(x, "int8"), "float32"),
+           relay.cast(relay.cast(x, "int8"), "float32"))
+    yield ("SimplifyConsecutiveCast/bfloat16", relay.cast(relay.cast(x, "bfloat16"), "float32"),
+           relay.cast(relay.cast(x, "bfloat16"), "float32"))
+    yield "FullElementwise", x * relay.full(relay.const(3.0), (2, 3)), x * relay.const(3.0)
+    yield ("FullElementwise/broadcasts-x", x * relay.full(relay.const(3.0), (4, 2, 3)),
+           x * relay.full(relay.const(3.0), (4, 2, 3)))
+    yield ("SwitchAddMultiply", (x + c1) * c2,
+           x * c2 + relay.const(np.full((3,), 3.0, "float32")))
+    yield ("SwitchAddMultiply/constant-x", (relay.const(1.0) + c1) * c2,
+           (relay.const(1.0) + c1) * c2)
+    yield ("SimplifyAdjacentMultiplyOrAdd", x * c1 * c2,
+           x * relay.const(np.full((3,), 3.0, "float32")))
+    yield ("SimplifyAdjacentMultiplyOrAdd/variable", x * c1 * y, x * c1 * y)
+    yield ("SimplifyClipAndConsecutiveCast",
+           relay.cast(relay.cast(relay.clip(i8, 0.0, 100.0), "int16"), "int32"),
+           relay.cast(relay.clip(i8, 0.0, 100.0), "int32"))
+    yield ("SimplifyClipAndConsecutiveCast/too-wide",
+           relay.cast(relay.cast(relay.clip(x, 0.0, 300.0), "int8"), "int32"),
+           relay.cast(relay.cast(relay.clip(x, 0.0, 300.0), "int8"), "int32"))
+    yield "SimplifyClip", relay.clip(i8, -128.0, 127.0), i8
+    yield "SimplifyClip/narrower", relay.clip(i8, -1.0, 127.0), relay.clip(i8, -1.0, 127.0)
+    yield "SimplifyBinomial", x * x + relay.const(2.0) * x * y + y * y, None
+    yield ("SimplifyBinomial/complex-roots", x * x + x * y + y * y, x * x + x * y + y * y)
+
+
+@pytest.mark.parametrize("name, before, expected", _cases(), ids=lambda v: v if isinstance(v, str) else "")
+def test_each_rewrite_applies_exactly_where_relay_applies_it(name, before, expected):
+    if name == "SimplifyBinomial":  # one factor, used twice (EliminateIdentity drops the 1s)
+        x, y = relay.analysis.free_vars(before)
+        factor = x + y
+        expected = factor * factor
+    # bare expressions: their free variables are matched up
+    assert_structural_equal(simplified(before), run_infer_type(expected), map_free_vars=True)
+
+
+# --- SimplifyExprPostAlterOp --------------------------------------------------------------
+
+
+def _post_alter_op(expr):
+    f = relay.Function(relay.analysis.free_vars(expr), expr)
+    return relay.transform.SimplifyExprPostAlterOp()(IRModule.from_expr(f))["main"]
+
+
+def test_simplify_expr_post_alter_op_is_registered_like_relay():
+    p = relay.transform.SimplifyExprPostAlterOp()
+    assert p.info == PassInfo(0, "SimplifyExprPostAlterOp", ["InferType"])
+    assert type(p).__name__ == "FunctionPass"
+
+
+def test_simplify_expr_post_alter_op_applies_its_six_rewrites_and_no_other():
+    x = _v("x")
+    i8 = _v("i", dtype="int8")
+    # cast_like stays cast_like here (no ConcretizeCastLike): SimplifySameCast and
+    # SimplifyConsecutiveCast take it as Relay's do.
+    same = relay.cast_like(x, _v("t", (1,)))
+    wide = relay.cast_like(relay.cast(i8, "int16"), _v("u", (1,), "int32"))
+    body = relay.Tuple([
+        same + relay.const(0.0),                                   # EliminateIdentity
+        relay.reshape(relay.reshape(x, (3, 2)), (6,)),              # SimplifyReshape
+        wide,                                                      # SimplifyConsecutiveCast
+        relay.clip(i8, -128.0, 127.0),                             # SimplifyClip
+        relay.cast(relay.cast(relay.clip(i8, 0.0, 9.0), "int16"), "int8"),  # ...ConsecutiveCast
+        relay.add(x, x), relay.zeros_like(x), relay.transpose(x, (0, 1)),  # none of these
+    ])
+    after = _post_alter_op(body)
+    expected = relay.Tuple([
+        x, relay.reshape(x, (6,)), relay.cast(i8, "int32"), i8, relay.clip(i8, 0.0, 9.0),
+        relay.add(x, x), relay.zeros_like(x), relay.transpose(x, (0, 1)),
+    ])
+    assert_structural_equal(after.body, run_infer_type(expected), map_free_vars=True)
+
+
+def test_simplify_expr_post_alter_op_on_a_chain_of_100000_identities():
+    limit = sys.getrecursionlimit()
+    x = relay.var("x", shape=(2,))
+    e = x
+    for i in range(100_000):
+        e = relay.subtract(e, relay.const(0.0)) if i % 2 else relay.divide(e, relay.const(1.0))
+    after = _post_alter_op(relay.nn.relu(e))
+    assert_structural_equal(after, run_infer_type(relay.Function([x], relay.nn.relu(x))))
+    assert sys.getrecursionlimit() == limit
+
+
+# --- quantized operators, where a plugin registers them -----------------------------------
+
+
+@pytest.fixture
+def qnn_ops(monkeypatch):
+    """``qnn.dequantize`` and ``qnn.requantize`` as a quantization plugin would register them
+    (undone after the test)."""
+    from relaypass.ir import op as op_registry
+    from relaypass.ir.types import TensorType
+
+    monkeypatch.setattr(op_registry, "_REGISTRY", dict(op_registry._REGISTRY))
+    op_registry.register_op(
+        "qnn.dequantize", num_inputs=3,
+        type_relation=lambda types, attrs: TensorType(types[0].shape, "float32"))
+    op_registry.register_op(
+        "qnn.requantize", num_inputs=1,
+        type_relation=lambda types, attrs: TensorType(types[0].shape, "int8"))
+    return op_registry
+
+
+@pytest.mark.parametrize("arg_op", [relay.argmax, relay.argmin, relay.argsort])
+def test_an_arg_function_of_a_dequantize_reads_the_quantized_data(qnn_ops, arg_op):
+    x = relay.var("x", shape=(4, 32, 1, 1), dtype="int8")
+    dq = relay.Call(qnn_ops.Op.get("qnn.dequantize"), [x, relay.const(2.0), relay.const(0)])
+    assert_simplifies_to(arg_op(dq, axis=1), arg_op(x, axis=1))
+    # another operator between them: nothing to do
+    kept = arg_op(relay.nn.relu(dq), axis=1)
+    assert_simplifies_to(kept, kept)
+
+
+def test_dequantize_rewrites_stay_out_without_the_operator():
+    from relaypass_std.simplify_expr import simplify_expr_rewrites
+
+    names = {r.name for r in simplify_expr_rewrites()}
+    assert not names & {"SimplifyDQArgMax", "SimplifyDQArgMin", "SimplifyDQArgSort"}
+
+
+def test_a_clip_of_a_requantize_is_kept_as_relay_keeps_it(qnn_ops):
+    x = relay.var("x", shape=(4,), dtype="int32")
+    kept = relay.clip(relay.Call(qnn_ops.Op.get("qnn.requantize"), [x]), -128.0, 127.0)
+    assert_simplifies_to(kept, kept)
+
+
+# --- the driver looks again only where the program changed -------------------------------
+
+
+def _reference(rewrites, func):
+    """Every rewrite run on the whole program, every time: the driver without its bookkeeping."""
+    from relaypass.dataflow_pattern.graph import IndexedGraph
+    from relaypass.dataflow_pattern.grouper import PatternGrouper
+    from relaypass.dataflow_pattern.rebuild import rebuild_bottom_up
+    from relaypass.dataflow_pattern.typed_rewrite import Match
+    from relaypass.ir.structural import structural_equal
+    from relaypass_std.infer_type import type_new_nodes
+
+    post = func
+    for _ in range(100):
+        last = post
+        for rewrite in rewrites:
+            grouper = PatternGrouper()
+            grouper.group_matches(rewrite.pattern, post, IndexedGraph(post))
+            by_root = grouper.roots()
+
+            def at_root(pre, rebuilt, memo, rewrite=rewrite, by_root=by_root):
+                out = rewrite.callback(pre, rebuilt, Match(by_root[pre].matched, memo))
+                if out is rebuilt or out._checked_type is not None:
+                    return out
+                return type_new_nodes(out)
+
+            post = rebuild_bottom_up(post, at_root, by_root, keep_types=True)[0]
+        if structural_equal(last, post, map_free_vars=True):
+            return post
+    raise AssertionError("no fixed point")
+
+
+def _random_dag(seed, n=300):
+    rng = np.random.default_rng(seed)
+    x = relay.var("x", shape=(2, 3))
+    c = [relay.const(np.full((3,), v, "float32")) for v in (0.0, 1.0, 1.5)]
+    nodes = [x]
+    for _ in range(n):
+        a = nodes[len(nodes) - 1 - min(int(rng.exponential(4)), len(nodes) - 1)]
+        b = nodes[int(rng.integers(len(nodes)))]
+        kind = int(rng.integers(8))
+        if kind == 0:
+            e = relay.add(a, a)
+        elif kind == 1:
+            e = relay.transpose(relay.transpose(a, (1, 0)), (1, 0))
+        elif kind == 2:
+            e = relay.multiply(relay.add(a, c[int(rng.integers(3))]), c[2])
+        elif kind == 3:
+            e = relay.multiply(a, c[int(rng.integers(3))])
+        elif kind == 4:
+            e = relay.add(a, b)
+        elif kind == 5:
+            e = relay.transpose(a, (0, 1))
+        elif kind == 6:
+            e = relay.negative(a)
+        else:
+            e = relay.subtract(a, relay.zeros_like(b))
+        nodes.append(e)
+    return relay.Function([x], relay.Tuple(nodes[-8:]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_driver_gives_what_running_every_rewrite_everywhere_gives(seed):
+    from relaypass_std.simplify_expr import simplify_expr_rewrites
+
+    f = run_infer_type(_random_dag(seed))
+    assert_structural_equal(simplify_expr(f), _reference(simplify_expr_rewrites(), f),
+                            map_free_vars=True)
+
+
+def test_a_match_dropped_for_a_use_outside_it_is_asked_again_when_that_use_goes():
+    from relaypass_std.infer_type import type_new_nodes
+
+    x = Wildcard()
+    fold = Rewrite("NegNeg", CallPattern(OpPattern("negative"),
+                                         [CallPattern(OpPattern("negative"), [x])]),
+                   lambda pre, post, m: m.post(x))
+    w = Wildcard()
+    zero = relay.const(np.zeros((2,), "float32"))
+    cut = Rewrite("TanhToZero", CallPattern(OpPattern("tanh"), [w]), lambda pre, post, m: zero)
+    a = relay.var("a", shape=(2,))
+    inner = relay.negative(a)
+    # inner's other use (through tanh) keeps NegNeg from grouping, until TanhToZero, which
+    # runs after it and far from it, cuts that use: the next round must ask NegNeg again.
+    f = run_infer_type(relay.Function([a], relay.Tuple([relay.negative(inner),
+                                                        relay.tanh(relay.nn.relu(inner))])))
+    out = rewrite_patterns([fold, cut], f, run_infer_type, type_new_nodes)
+    assert_structural_equal(out, run_infer_type(relay.Function([a], relay.Tuple([a, zero]))))
+
+
+def test_what_the_driver_reads_off_a_pattern():
+    from relaypass.dataflow_pattern import is_op, wildcard
+    from relaypass.dataflow_pattern.typed_rewrite import needed_calls, pattern_reach
+
+    x = wildcard()
+    nested = is_op("add")(is_op("multiply")(x, is_op("sqrt")(x)), x)
+    assert pattern_reach(nested) == 3 and needed_calls(nested) == {"add"}
+    # any callee with an attribute: the requirement comes from an argument
+    broadcast = wildcard().has_attr({"TOpPattern": 1})(is_op("zeros")(), x)
+    assert pattern_reach(broadcast) == 2 and needed_calls(broadcast) == {"zeros"}
+    # a chain of casts of any length: no bound on how deep it looks
+    chain = wildcard()
+    chain.redirect_to(is_op("cast")(chain) | is_op("clip")(x))
+    assert pattern_reach(chain) is None and needed_calls(chain) == {"cast", "clip"}
+    assert needed_calls(wildcard()) is None and pattern_reach(wildcard()) == 0

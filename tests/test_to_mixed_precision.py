@@ -74,3 +74,91 @@ def test_a_tuple_result_is_cast_back_when_asked():
     args = [np.ones((2, 4), "float32"), np.ones((3, 4), "float32")]
     got = relay.create_executor("debug", mod=out).evaluate()(*args)
     np.testing.assert_allclose(got[0].numpy(), np.full((2, 3), 4.0))
+
+
+def _converted(func, keep=False):
+    """``func`` typed, converted to float16, and the output typed again (it must type-check)."""
+    mod = relay.transform.InferType()(tvm.IRModule.from_expr(func))
+    config = {"relay.ToMixedPrecision.keep_orig_output_dtype": True} if keep else {}
+    with tvm.transform.PassContext(config=config):
+        out = relay.transform.ToMixedPrecision()(mod)
+    return mod, relay.transform.InferType()(out)
+
+
+def _same_values(mod, out, *args, rtol=1e-2):
+    run = [relay.create_executor("debug", mod=m).evaluate()(*args).numpy() for m in (mod, out)]
+    np.testing.assert_allclose(run[0], run[1].astype(run[0].dtype), rtol=rtol, atol=1e-2)
+
+
+def test_a_local_function_keeps_its_signature_so_its_calls_stay_typed():
+    # Relay retypes the function to return float16 and its float32 caller no longer types.
+    x, w, d = relay.var("x", shape=(1, 4)), relay.var("w", shape=(3, 4)), relay.var("d", shape=(1, 4))
+    f = relay.var("f")
+    body = relay.Let(f, relay.Function([x], relay.nn.dense(x, w)), relay.exp(f(d)) + relay.const(1.0))
+    mod, out = _converted(relay.Function([d, w], body))
+    fn = out["main"].body.value
+    assert str(fn.body.op.name) == "cast" and str(fn.body.args[0].checked_type.dtype) == "float16"
+    assert out["main"].checked_type == mod["main"].checked_type
+    _same_values(mod, out, np.ones((1, 4), "float32"), np.full((3, 4), 0.5, "float32"))
+
+
+def test_arguments_of_a_function_call_get_back_their_dtypes():
+    # The adds follow the variables into float16; the function still takes float32.
+    a, p = relay.var("a", shape=(2,)), relay.var("p", shape=(2,))
+    f = relay.var("f")
+    body = relay.Let(f, relay.Function([a], relay.nn.relu(a)), f(p + p))
+    mod, out = _converted(relay.Function([p], body))
+    call = out["main"].body.body
+    assert call.args[0].op.name == "cast" and str(call.args[0].args[0].checked_type.dtype) == "float16"
+    _same_values(mod, out, np.array([1.0, -2.0], "float32"))
+
+
+def test_a_recursive_local_function_stays_bound_to_itself():
+    i = relay.var("i", shape=(), dtype="int32")
+    acc = relay.var("acc", shape=(2,))
+    w = relay.var("w", shape=(2, 2))
+    loop = relay.var("loop")
+    step = relay.If(relay.less(i, relay.const(3, "int32")),
+                    loop(i + relay.const(1, "int32"), relay.squeeze(relay.nn.dense(relay.expand_dims(acc, 0), w), [0])),
+                    acc)
+    body = relay.Let(loop, relay.Function([i, acc], step), loop(relay.const(0, "int32"), acc))
+    mod, out = _converted(relay.Function([acc, w], body))
+    assert not relay.analysis.free_vars(out["main"])
+    _same_values(mod, out, np.array([1.0, 0.5], "float32"), np.full((2, 2), 0.5, "float32"))
+
+
+def test_branches_that_end_up_in_different_dtypes_are_cast_back_to_the_ifs_type():
+    x, w = relay.var("x", shape=(2, 4)), relay.var("w", shape=(4, 4))
+    cond = relay.var("c", shape=(), dtype="bool")
+    mod, out = _converted(relay.Function([cond, x, w], relay.If(cond, relay.nn.dense(x, w), x)))
+    branches = out["main"].body
+    assert branches.true_branch.checked_type == branches.false_branch.checked_type
+    args = [np.full((2, 4), 0.25, "float32"), np.full((4, 4), 0.5, "float32")]
+    for c in (True, False):
+        _same_values(mod, out, np.array(c), *args)
+
+
+def test_a_global_function_other_than_main_keeps_its_result_dtype():
+    x, w = relay.var("x", shape=(2, 4)), relay.var("w", shape=(4, 4))
+    mod = tvm.IRModule()
+    helper = relay.GlobalVar("helper")
+    mod[helper] = relay.Function([x, w], relay.nn.dense(x, w))
+    y, v = relay.var("y", shape=(2, 4)), relay.var("v", shape=(4, 4))
+    mod["main"] = relay.Function([y, v], relay.exp(helper(y, v)))
+    mod = relay.transform.InferType()(mod)
+    out = relay.transform.InferType()(relay.transform.ToMixedPrecision()(mod))
+    assert out["helper"].checked_type == mod["helper"].checked_type
+    assert out["helper"].body.op.name == "cast"  # dense in float16, its result cast back
+    _same_values(mod, out, np.full((2, 4), 0.25, "float32"), np.full((4, 4), 0.5, "float32"))
+
+
+def test_keep_orig_output_dtype_casts_back_whatever_the_result_expression_is():
+    # Relay only casts a call or a tuple at the root; a let or a projection is kept too here.
+    x, w = relay.var("x", shape=(2, 4)), relay.var("w", shape=(4, 4))
+    v = relay.var("v")
+    let_root = relay.Let(v, relay.nn.dense(x, w), relay.nn.relu(v))
+    projected = relay.nn.dropout(relay.nn.dense(x, w))
+    for root in (let_root, projected):
+        mod, out = _converted(relay.Function([x, w], root), keep=True)
+        assert out["main"].checked_type == mod["main"].checked_type
+        _same_values(mod, out, np.full((2, 4), 0.25, "float32"), np.full((4, 4), 0.5, "float32"))

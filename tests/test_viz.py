@@ -205,6 +205,19 @@ def test_svg_and_html_without_graphviz_say_what_to_install(monkeypatch, tmp_path
             viz.render_svg("digraph { }")
 
 
+@pytest.mark.skipif(not HAS_DOT, reason="needs Graphviz's dot to parse the DOT")
+def test_format_dot_output_parses_with_graphviz_and_keeps_every_cluster(tmp_path: Path):
+    out = tmp_path / "after_fuse.txt"
+    args = parse_command(viz, "viz", CONVNET, "-p", O3, "--after", "FuseOps", "--format", "dot",
+                         "-o", out)
+    assert viz.run(args, err=open(os.devnull, "w")) == 0
+    parsed = subprocess.run(["dot", "-Tcanon", str(out)], capture_output=True, text=True)
+    assert parsed.returncode == 0 and not parsed.stderr, parsed.stderr
+    mod = get_pass("InferType")(_after(O3, load(CONVNET), "FuseOps"))
+    clusters = re.findall(r"^\s*subgraph (cluster_\d+) \{", parsed.stdout, re.M)
+    assert len(set(clusters)) == _primitive_functions(mod) == 7
+
+
 # --- SVG and HTML ----------------------------------------------------------------------------
 @needs_graphviz
 @pytest.mark.skipif(importlib.util.find_spec("onnx") is None, reason="needs the onnx extra")

@@ -81,6 +81,18 @@ class _TargetAnnotator(MixedModeMutator):
         self._target_of: dict[Expr, str] = {}
         # What installed plugins declare, consulted when an operator has no target.* attribute.
         self._declared: dict[str, dict[str, Predicate]] = {t: operator_support(t) for t in targets}
+        # The attributes of the annotations made so far, by operator and target: every
+        # annotation of one target shares them, instead of checking and building its own.
+        self._marker_attrs: dict[tuple[Op, str], object] = {}
+
+    def _marker(self, op: Op, data: Expr, target: str) -> Call:
+        """``compiler_begin(data, target)`` or ``compiler_end(data, target)`` (``op`` says which)."""
+        attrs = self._marker_attrs.get((op, target))
+        if attrs is None:
+            call = (compiler_begin if op is _BEGIN else compiler_end)(data, target)
+            self._marker_attrs[(op, target)] = call.attrs
+            return call
+        return Call(op, [data], attrs)
 
     # --- Relay's helpers ------------------------------------------------------
     def _annotate_args(self, args: Sequence[Expr], target: str = "") -> tuple[str, list[Expr]]:
@@ -111,7 +123,7 @@ class _TargetAnnotator(MixedModeMutator):
                 if type(arg) is Call and not arg.args:
                     ends.append(arg)
                 else:
-                    ends.append(compiler_end(arg, arg_target))
+                    ends.append(self._marker(_END, arg, arg_target))
             else:
                 ends.append(arg)
             if ref_target == "":
@@ -121,7 +133,7 @@ class _TargetAnnotator(MixedModeMutator):
         op_target = ref_target if target == "" else target
         if ref_target == "":
             return op_target, list(args)
-        begins.extend(compiler_begin(end, op_target) for end in ends)
+        begins.extend(self._marker(_BEGIN, end, op_target) for end in ends)
         return op_target, begins
 
     def _close(self, expr: Expr) -> Expr:
@@ -133,12 +145,12 @@ class _TargetAnnotator(MixedModeMutator):
             if (kind in (RefWrite, RefCreate, RefRead, TupleGetItem)
                     or (kind is Call and expr.args) or (kind is Tuple and expr.fields)):
                 target = target_of[expr]
-                expr = compiler_end(expr, target)
+                expr = self._marker(_END, expr, target)
                 target_of[expr] = target
         elif kind is Call and expr.op is _END and expr.attrs.compiler == DEFAULT_TARGET:
             inner = expr.args[0]
             target = target_of.setdefault(inner, "")
-            expr = compiler_end(inner, target)
+            expr = self._marker(_END, inner, target)
             target_of[expr] = target
         return expr
 

@@ -14,13 +14,15 @@ CanonicalizeOps, which turns ``nn.bias_add`` into an ``add`` that can follow.
 
 ``LayoutConfig(skip_layers=[...])`` (``relay.transform.LayoutConfig``)
 keeps chosen conv2d calls as they are.  ``desired_layouts`` naming an
-unknown operator, an operator without a conversion, or a string that is not
-a layout is an :class:`~relaypass.transform.errors.OptionError` when the pass
-is made.
+unknown operator or a string that is not a layout is an
+:class:`~relaypass.transform.errors.OptionError` when the pass is made; an
+operator without a conversion is accepted with a warning and follows its
+inputs, as Relay lets it.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 from relaypass.analysis.layout_rewrite import LayoutRewriter, argument_types
@@ -73,11 +75,16 @@ def check_desired_layouts(desired_layouts: object) -> dict[str, list[str]]:
         except UnknownOpError as err:
             raise OptionError(f"ConvertLayout: desired_layouts: {err}; operators that convert: "
                               f"{_convertible()}") from None
-        if op is None or not op.has_attr(CONVERT_OP_LAYOUT):
-            raise OptionError(
+        if op is None:
+            raise OptionError(f"ConvertLayout: desired_layouts keys are operator names, not "
+                              f"{name!r}; operators that convert: {_convertible()}")
+        if not op.has_attr(CONVERT_OP_LAYOUT):
+            # Relay accepts such an entry and ignores it (TVM's own tests name nn.batch_norm);
+            # a warning says so, since a user who wrote it expected something to happen.
+            warnings.warn(
                 f"ConvertLayout: desired_layouts names {name!r}, which has no layout conversion "
-                f"({CONVERT_OP_LAYOUT}); operators that convert: {_convertible()} (the others "
-                f"follow the layouts of their inputs)")
+                f"({CONVERT_OP_LAYOUT}); it follows the layouts of its inputs, as in Relay. "
+                f"Operators that convert: {_convertible()}", UserWarning, stacklevel=2)
         if isinstance(layouts, str) or not isinstance(layouts, Sequence):
             raise OptionError(f"ConvertLayout: desired_layouts[{name!r}] must be a list of "
                               f"layouts, such as ['NHWC', 'default'], not {layouts!r}")

@@ -28,7 +28,9 @@ message being the intersection of its consumers' requests, so one consumer
 that cannot take a scale stops the fold.  The rewrite carries a scaled value
 (the value, the axes, the scale) forward from the multiply to the consumer
 that absorbs it; an add or subtract on the way divides its other operand by
-the scale.  Tuples, lets, ifs and function bodies stop every message.
+the scale, which it does only for a constant scale without zeros (Relay
+divides by any scale, and a zero, or a variable that holds one, turns the
+result into infinities; here the scale is multiplied back before the add).  Tuples, lets, ifs and function bodies stop every message.
 
 ``FoldScaleAxis`` is the two followed by FoldConstant, as in Relay.  Both
 walks and both rewrites run without recursion, so any depth of chain works.
@@ -162,6 +164,13 @@ def _is_all_positive_constant(expr: Expr) -> bool:
         return False
     data = expr.data.numpy()
     return str(data.dtype) in _NON_NEGATIVE_DTYPES and bool((data >= 0).all())
+
+
+def _is_nonzero_constant(expr: Expr) -> bool:
+    """Whether ``expr`` is a constant (possibly reshaped) with no zero: one an add may divide by."""
+    while type(expr) is Call and isinstance(expr.op, Op) and expr.op.name in _PEELED:
+        expr = expr.args[0]
+    return type(expr) is Constant and bool((expr.data.numpy() != 0).all())
 
 
 # --- convolution layouts ------------------------------------------------------------------
@@ -306,6 +315,9 @@ def _forward_rewrite(call: Call, args: list, message: _Message | None) -> Expr |
         return _Scaled(_rebuild(call, [arg.value]), arg.axes, arg.scale, _shape(call))
     if name in _ADD_SUB:
         lhs, rhs = args
+        scaled = lhs if type(lhs) is _Scaled else rhs
+        if type(scaled) is _Scaled and not _is_nonzero_constant(scaled.scale):
+            return None  # ``x * s + b`` is ``(x + b / s) * s`` only where no ``s`` is zero
         if type(lhs) is _Scaled and type(rhs) is not _Scaled:
             scale = _scale_for(lhs.scale, _shape(call.args[0]), lhs.axes)
             if scale is None:

@@ -17,7 +17,12 @@ can read the ``checked_type`` of what an earlier pattern rewrote.  Relay types
 the whole function again for that; here each new composite function and its
 call are typed from the types of the match they replace (``partition``'s
 ``keep_types``), and the whole function is typed again only when that cannot
-be done (an untyped input, say).  The matching
+be done (an untyped input, say).  A target's table is long and most of its
+entries name operators the program never calls: an entry is skipped, without
+walking the program, when an operator every match of its pattern must call is
+not called anywhere in the function (rewriting only copies calls into
+composite functions, so a later pattern finds no operator that was not
+there at the start).  The matching
 and the rewriting are :func:`relaypass.dataflow_pattern.partition`
 (non-recursive, so a 100,000-deep chain is fine).
 
@@ -34,13 +39,66 @@ from typing import Any
 
 from relaypass.dataflow_pattern import partition
 from relaypass.dataflow_pattern.graph import IndexedGraph
+from relaypass.dataflow_pattern.grouper import pattern_post_order
+from relaypass.dataflow_pattern.pattern import (
+    AltPattern,
+    AttrPattern,
+    CallPattern,
+    DataTypePattern,
+    DFPattern,
+    ExprPattern,
+    ShapePattern,
+    TupleGetItemPattern,
+    TuplePattern,
+    TypePattern,
+)
 from relaypass.dataflow_pattern.type_inference import infer_type_with_module
-from relaypass.ir.expr import Function
+from relaypass.ir.expr import Call, Function
 from relaypass.ir.module import IRModule
+from relaypass.ir.op import Op
 from relaypass.transform import pass_constructor
 from relaypass.transform.pattern_tables import Entry, pattern_table, validate_pattern_table
 
 __all__ = ["MergeComposite", "merge_composite"]
+
+
+#: Operators a pattern may match in another guise (the matcher reassociates ``(a * b) / c``
+#: and ``(a / b) * c``): never counted as required.
+_REASSOCIATED = frozenset({"divide", "multiply"})
+
+
+def _required_operators(pattern: DFPattern) -> frozenset[str]:
+    """Names of operators that every expression matching ``pattern`` calls.
+
+    A call pattern of ``is_op(name)`` requires ``name`` and what its
+    arguments require; a tuple, a projection and a type or attribute
+    condition require what their parts require; an alternative requires
+    what both sides do.  Any other pattern (a wildcard, a dominator, a
+    function, an if, a let ...) requires nothing: the answer may be too
+    small, never too large.
+    """
+    required: dict[DFPattern, frozenset[str]] = {}
+    for p in pattern_post_order(pattern):
+        kind = type(p)
+        names: frozenset[str] = frozenset()
+        if kind is CallPattern:
+            callee = p.op
+            if (type(callee) is ExprPattern and type(callee.expr) is Op
+                    and callee.expr.name not in _REASSOCIATED):
+                names = frozenset({callee.expr.name})
+            for arg in p.args or ():
+                names |= required[arg]
+        elif kind is TuplePattern:
+            for field in p.fields or ():
+                names |= required[field]
+        elif kind is TupleGetItemPattern:
+            names = required[p.tuple]
+        elif kind in (AttrPattern, TypePattern, DataTypePattern, ShapePattern):
+            names = required[p.pattern] if p.pattern is not None else names
+        elif kind is AltPattern:
+            names = required[p.left] & required[p.right]
+        required[p] = names
+    return required[pattern]
 
 
 def merge_composite(func: Function, entries: list[Entry], mod: IRModule) -> Function:
@@ -50,8 +108,12 @@ def merge_composite(func: Function, entries: list[Entry], mod: IRModule) -> Func
     not changed.
     """
     last = len(entries) - 1
-    graph = None  # of ``func``, shared by the patterns that leave it as it is
+    graph = IndexedGraph(func)  # of ``func``, shared by the patterns that leave it as it is
+    called = {node.op.name for node in graph.nodes
+              if type(node) is Call and type(node.op) is Op}
     for i, (name, pattern, check) in enumerate(entries):
+        if not _required_operators(pattern) <= called:
+            continue  # no match anywhere: partition would return ``func`` itself
         if graph is None:
             graph = IndexedGraph(func)
         merged = partition(pattern, func, {"Composite": name}, check, keep_types=True,

@@ -96,7 +96,8 @@ from relaypass.transform import pass_constructor
 from .fold_constant import fold_constant
 from .infer_type import infer_type_expr, type_new_nodes
 
-__all__ = ["SimplifyExpr", "simplify_expr", "simplify_expr_rewrites"]
+__all__ = ["SimplifyExpr", "SimplifyExprPostAlterOp", "simplify_expr", "simplify_expr_post_alter_op",
+           "simplify_expr_post_alter_op_rewrites", "simplify_expr_rewrites"]
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -234,11 +235,22 @@ def _simplify_rsqrt() -> Rewrite:
 # --- EliminateIdentity --------------------------------------------------------------------
 
 
+# The (kind, itemsize) of the dtypes Relay reads a scalar of (``TryToScalar``): int8-64,
+# bool and uint8-64, float16-64; bfloat16 is recognised by name.
+_SCALAR_KINDS = frozenset({("i", 1), ("i", 2), ("i", 4), ("i", 8), ("b", 1), ("u", 1),
+                           ("u", 2), ("u", 4), ("u", 8), ("f", 2), ("f", 4), ("f", 8)})
+
+
 def _identity_value(op_name: str, const: Constant) -> bool:
+    """Relay's ``CheckConstant``: a "scalar" is any constant whose dims are all 1 (so
+    ``[[0.0]]`` counts), read at its first element, of a dtype Relay can read."""
     data = const.array
-    if data.ndim != 0 or data.dtype.kind not in "biuf":
+    if any(d != 1 for d in data.shape):
         return False
-    value = float(data)
+    dtype = data.dtype
+    if (dtype.kind, dtype.itemsize) not in _SCALAR_KINDS and dtype.name != "bfloat16":
+        return False
+    value = float(data.reshape(-1)[0])
     return value == (0.0 if op_name in ("add", "subtract") else 1.0)
 
 
@@ -377,6 +389,13 @@ def _transposes() -> tuple[Rewrite, Rewrite]:
 # --- casts --------------------------------------------------------------------------------
 
 
+def _cast_of(data: Pattern) -> Pattern:
+    """``cast(data)`` or ``cast_like(data, _)``: Relay's cast rewrites take both forms (the
+    ``cast_like`` form matters where ConcretizeCastLike does not run first, as in
+    SimplifyExprPostAlterOp)."""
+    return _is_op("cast_like")(data, Wildcard()) | _is_op("cast")(data)
+
+
 def _simplify_same_cast() -> Rewrite:
     data = Wildcard()
 
@@ -385,7 +404,7 @@ def _simplify_same_cast() -> Rewrite:
             return m.post(data)
         return post
 
-    return Rewrite("SimplifySameCast", _is_op("cast")(data), callback)
+    return Rewrite("SimplifySameCast", _cast_of(data), callback)
 
 
 def _is_widening(origin: str, cast: str) -> bool:
@@ -400,7 +419,7 @@ def _is_widening(origin: str, cast: str) -> bool:
 
 def _simplify_consecutive_cast() -> Rewrite:
     data = Wildcard()
-    first = _is_op("cast")(data)
+    first = _cast_of(data)
 
     def callback(pre: Call, post: Expr, m: Match) -> Expr:
         origin = m.pre(data).checked_type.dtype
@@ -408,7 +427,7 @@ def _simplify_consecutive_cast() -> Rewrite:
             return post
         return make_call("cast", [m.post(data)], dtype=pre.checked_type.dtype)
 
-    return Rewrite("SimplifyConsecutiveCast", _is_op("cast")(first), callback)
+    return Rewrite("SimplifyConsecutiveCast", _cast_of(first), callback)
 
 
 # --- FullElementwise ----------------------------------------------------------------------
@@ -499,11 +518,20 @@ def _clip_and_consecutive_cast() -> Rewrite:
     return Rewrite("SimplifyClipAndConsecutiveCast", casts, callback)
 
 
+# Relay keeps a clip of these (a DNNL legalization needs the structure); they exist only
+# where a plugin registers quantized operators.
+_QNN_CLIP_PRODUCERS = frozenset({"qnn.requantize", "qnn.add"})
+
+
 def _simplify_clip() -> Rewrite:
     x = Wildcard()
 
     def callback(pre: Call, post: Expr, m: Match) -> Expr:
         attrs = post.attrs
+        data = post.args[0]
+        if (type(data) is Call and type(data.op) is Op
+                and data.op.name in _QNN_CLIP_PRODUCERS):
+            return post
         if _covers(pre.checked_type.dtype, float(attrs.a_min), float(attrs.a_max)):
             return m.post(x)
         return post
@@ -567,7 +595,35 @@ def _simplify_binomial() -> Rewrite:
     return Rewrite("SimplifyBinomial", pattern, callback)
 
 
-# --- the pass -----------------------------------------------------------------------------
+# --- dequantize before an arg function ----------------------------------------------------
+
+_DEQUANTIZE = "qnn.dequantize"
+
+
+def _simplify_dq_arg(op_name: str) -> Rewrite:
+    """Relay's SimplifyDQArgFunc: ``op(qnn.dequantize(x, scale, zero_point))`` -> ``op(x)``.
+
+    Dequantizing is monotonic per tensor, so argmax, argmin and argsort give
+    the same indices on the quantized data.  The standard set has no
+    ``qnn.dequantize``; the rewrite joins the list only when a plugin has
+    registered one (:func:`_dequantize_registered`).
+    """
+    x = Wildcard()
+    pattern = _is_op(op_name)(_is_op(_DEQUANTIZE)(x, Wildcard(), Wildcard()))
+
+    def callback(pre: Call, post: Expr, m: Match) -> Expr:
+        return Call(pre.op, [m.post(x)], pre.attrs)
+
+    name = {"argmax": "SimplifyDQArgMax", "argmin": "SimplifyDQArgMin",
+            "argsort": "SimplifyDQArgSort"}[op_name]
+    return Rewrite(name, pattern, callback)
+
+
+def _dequantize_registered() -> bool:  # a plugin may register it after import
+    return Op.is_registered(_DEQUANTIZE)
+
+
+# --- the passes ---------------------------------------------------------------------------
 
 
 def simplify_expr_rewrites() -> list[Rewrite]:
@@ -600,18 +656,41 @@ def simplify_expr_rewrites() -> list[Rewrite]:
         _full_elementwise(),
         _switch_add_multiply(),
         _adjacent_multiply_or_add(),
+        *([_simplify_dq_arg(name) for name in ("argmax", "argmin", "argsort")]
+          if _dequantize_registered() else []),
         _clip_and_consecutive_cast(),
         _simplify_clip(),
         _simplify_binomial(),
     ]
 
 
-def simplify_expr(func: Function, mod: IRModule | None = None) -> Function:
-    """``func`` simplified; ``mod`` resolves its global calls when it is typed again."""
+def simplify_expr_post_alter_op_rewrites() -> list[Rewrite]:
+    """Relay's cut-down list for after AlterOpLayout, in its order."""
+    return [
+        _eliminate_identity(),
+        _simplify_reshape(),
+        _simplify_same_cast(),
+        _simplify_consecutive_cast(),
+        _clip_and_consecutive_cast(),
+        _simplify_clip(),
+    ]
+
+
+def _run(rewrites: list[Rewrite], func: Function, mod: IRModule | None) -> Function:
     def infer(f: Function) -> Function:
         return infer_type_expr(f, mod)
 
-    return rewrite_patterns(simplify_expr_rewrites(), func, infer, type_new_nodes)
+    return rewrite_patterns(rewrites, func, infer, type_new_nodes)
+
+
+def simplify_expr(func: Function, mod: IRModule | None = None) -> Function:
+    """``func`` simplified; ``mod`` resolves its global calls when it is typed again."""
+    return _run(simplify_expr_rewrites(), func, mod)
+
+
+def simplify_expr_post_alter_op(func: Function, mod: IRModule | None = None) -> Function:
+    """``func`` with the clean-ups of :func:`simplify_expr_post_alter_op_rewrites`."""
+    return _run(simplify_expr_post_alter_op_rewrites(), func, mod)
 
 
 def _simplify_expr_factory() -> Callable[[Function, IRModule, object], Function]:
@@ -623,6 +702,18 @@ def _simplify_expr_factory() -> Callable[[Function, IRModule, object], Function]
     return transform
 
 
+def _simplify_expr_post_alter_op_factory() -> Callable[[Function, IRModule, object], Function]:
+    """SimplifyExprPostAlterOp's transformation: the manifest's factory."""
+
+    def transform(func: Function, mod: IRModule, ctx: object) -> Function:
+        return simplify_expr_post_alter_op(func, mod)
+
+    return transform
+
+
 #: The SimplifyExpr pass, the one ``relay.transform.SimplifyExpr`` builds;
 #: everything about it is declared in relaypass-plugin.toml.
 SimplifyExpr = pass_constructor("SimplifyExpr")
+
+#: Relay's clean-up after AlterOpLayout (``relay.transform.SimplifyExprPostAlterOp``).
+SimplifyExprPostAlterOp = pass_constructor("SimplifyExprPostAlterOp")

@@ -17,9 +17,18 @@ and dtype, and casting back returns the original), the call's
 ``out_dtype``/``dtype`` attribute becomes the accumulation dtype, and its
 result is cast to the output dtype when they differ.  Calls of functions and
 of global or local variables are left alone; a let's variable takes the type
-of its new value.  With the config key
+of its new value (a function's keeps its own, see below).  With the config key
 ``relay.ToMixedPrecision.keep_orig_output_dtype`` the function's result is
-cast back to its original dtype.  ``missing_op_mode``: 0, an operator
+cast back to its original dtypes, whatever expression gives it (Relay: only
+a call or a tuple).
+
+Where Relay retypes things and leaves the program ill typed, this pass keeps
+types at the boundaries instead: a nested function, and a global function
+other than ``main``, keeps its signature (its result is cast back), so its
+calls, its recursive calls and the callers typed against it stay valid; the
+arguments of such a call get back the dtypes they had; and when the two
+branches of an ``if`` end up in different dtypes, both are cast back to the
+if's type.  ``missing_op_mode``: 0, an operator
 without a category is an error naming them all; 1, a warning; 2, silence
 (such operators FOLLOW).
 
@@ -157,21 +166,14 @@ def _type_in_module(expr: Expr) -> Type:
 
 
 class _MixedPrecision(MixedModeMutator):
-    def __init__(self, func: Function, keep_orig_output_dtype: bool, dtype: str) -> None:
+    def __init__(self, func: Function, keep_result_dtype: bool, dtype: str) -> None:
         super().__init__()
         self.dtype = dtype
-        self.root = func.body
-        self.keep = keep_orig_output_dtype
-        self.original: list[str] = []
+        self.top = func
+        self.keep = keep_result_dtype
         self.missing: dict[str, int] = {}
         self.casts: dict[tuple[int, str], Expr] = {}
         self._alive: list[Expr] = []  # keeps cached nodes alive, so their ids stay theirs
-        if keep_orig_output_dtype:
-            root_type = self.root.checked_type
-            if type(self.root) is Tuple:
-                self.original = [str(t.dtype) for t in root_type.fields]
-            elif type(self.root) is Call:
-                self.original = [str(root_type.dtype)]
 
     # --- casts --------------------------------------------------------------------------------
     def _cached_cast(self, expr: Expr, dtype: str, wanted: str) -> Expr:
@@ -200,11 +202,30 @@ class _MixedPrecision(MixedModeMutator):
             return Tuple(fields)
         raise OptionError(f"ToMixedPrecision: cannot cast a value of type {ty} to {wanted}")
 
+    def _restore(self, expr: Expr, old: Type) -> Expr:
+        """``expr`` cast back, tensor by tensor, to the dtypes of the type ``old`` it had before.
+
+        What must keep its type (a function's result that callers, recursive
+        calls or ``keep_orig_output_dtype`` rely on, the branches of an if)
+        goes through here; values of other types (functions, references) keep
+        their types anyway and are returned as they are.
+        """
+        new = _local_type(expr)
+        if new == old:
+            return expr
+        if isinstance(old, TensorType) and isinstance(new, TensorType):
+            return self._cached_cast(expr, str(new.dtype), str(old.dtype))
+        if isinstance(old, TupleType) and isinstance(new, TupleType):
+            fields = [self._restore(expr.fields[i] if type(expr) is Tuple else TupleGetItem(expr, i),
+                                    field_type) for i, field_type in enumerate(old.fields)]
+            if type(expr) is Tuple and all(a is b for a, b in zip(fields, expr.fields)):
+                return expr
+            return Tuple(fields)
+        return expr
+
     # --- categories ---------------------------------------------------------------------------
     def _category(self, pre: Call) -> tuple[int, str, str]:
         op = pre.op
-        if type(op) is Function:  # keep the function's signature
-            return MIXED_PRECISION_NEVER, "float32", "float32"
         fn = op.get_attr(CONVERSION_ATTR)
         if fn is None:
             self.missing[op.name] = self.missing.get(op.name, 0) + 1
@@ -233,14 +254,16 @@ class _MixedPrecision(MixedModeMutator):
     # --- the rewrite --------------------------------------------------------------------------
     def rewrite_call(self, pre: Call, post: Expr) -> Expr:
         op = post.op
-        if not isinstance(op, (Op, Function)):
-            # Calls of global or local functions and constructors are left alone (Relay's
-            # rule); their result type is the one they had.
-            if all(a is b for a, b in zip(post.args, pre.args)) and post.op is pre.op:
+        if not isinstance(op, Op):
+            # Calls of functions and constructors are not converted (Relay's rule).  Every
+            # function keeps its signature, so the arguments get back the dtypes they had
+            # and the result has the type it had.
+            args = [self._restore(a, b.checked_type) for a, b in zip(post.args, pre.args)]
+            if all(a is b for a, b in zip(args, pre.args)) and op is pre.op:
                 return pre
-            if pre.has_checked_type and not post.has_checked_type:
-                set_checked_type(post, pre.checked_type)
-            return post
+            out_call = Call(op, args, pre.attrs, pre.type_args, pre.span)
+            set_checked_type(out_call, pre.checked_type)
+            return out_call
         category, accumulation, output = self._category(pre)
         arg_types = [_local_type(a) for a in post.args]
         if category == MIXED_PRECISION_FOLLOW:
@@ -250,21 +273,17 @@ class _MixedPrecision(MixedModeMutator):
         low = category == MIXED_PRECISION_ALWAYS and self._attrs_allow(pre.attrs)
         wanted = self.dtype if low else "float32"
         args = [self._cast_arg(a, t, wanted) for a, t in zip(post.args, arg_types)]
-        type_args = pre.type_args if type(op) is Function else [_local_type(a) for a in args]
+        type_args = [_local_type(a) for a in args]
         if not low:
             if op is pre.op and all(a is b for a, b in zip(args, pre.args)):
                 return pre  # nothing changed: keep the typed original
             out_call = Call(op, args, pre.attrs, type_args, pre.span)
-            if isinstance(op, Op):
-                _local_type(out_call)  # typed now, so what reads it needs no inference
+            _local_type(out_call)  # typed now, so what reads it needs no inference
             return out_call
         out: Expr = Call(op, args, self._new_attrs(pre, accumulation), type_args, pre.span)
-        if isinstance(op, Op):
-            _local_type(out)  # typed now, so what reads it needs no inference
+        _local_type(out)  # typed now, so what reads it needs no inference
         if accumulation != output:
             out = self._cast_arg(out, _local_type(out), output)
-        if pre is self.root and self.keep and self.original[0] != output:
-            out = self._cast_arg(out, _local_type(out), self.original[0])
         return out
 
     @staticmethod
@@ -283,26 +302,55 @@ class _MixedPrecision(MixedModeMutator):
     def rewrite_tuple(self, pre: Tuple, post: Expr) -> Expr:
         if post is not pre and all(f.has_checked_type for f in post.fields):
             _local_type(post)
-        if pre is self.root and self.keep:
-            fields = [self._cast_arg(f, _local_type(f), dtype)
-                      for f, dtype in zip(post.fields, self.original)]
-            if any(a is not b for a, b in zip(fields, post.fields)):
-                return Tuple(fields)
         return post
 
     def visit_function(self, func: Function) -> Expr:
-        """The function rewritten, its return type left for type inference to work out again."""
+        """The function rewritten; what keeps its signature gets its result cast back.
+
+        A nested function keeps its signature (its result is cast back to the
+        dtypes it had), so that its callers, its recursive calls and whatever
+        it is passed to stay well typed; so does the function being converted
+        when ``keep_orig_output_dtype`` (or, for global functions other than
+        ``main``, their callers) asks for it.  Otherwise, as in Relay, its
+        return type is left for type inference to work out again.
+        """
         out = self.mutate_children(func)
+        if func is not self.top or self.keep:
+            body = self._restore(out.body, func.body.checked_type)
+            if body is not out.body:
+                out = with_fields(out, body=body)
+            if func is not self.top:
+                return out
         return with_fields(out, ret_type=None) if func.ret_type is not None else out
 
+    def visit_if(self, node: If) -> Expr:
+        """The if rewritten; branches that now differ in dtype are both cast back to the if's type."""
+        out = self.mutate_children(node)
+        if out is node:
+            return node
+        if _local_type(out.true_branch) != _local_type(out.false_branch):
+            old = node.checked_type
+            out = with_fields(out, true_branch=self._restore(out.true_branch, old),
+                              false_branch=self._restore(out.false_branch, old))
+        _local_type(out)
+        return out
+
     def visit_let(self, let: Let) -> Expr:
-        """Lets in a loop: each value first, then its variable retyped to the value's new type."""
+        """Lets in a loop: each value first, then its variable retyped to the value's new type.
+
+        A function keeps its signature, so its variable stays as it was: a
+        recursive function's calls of itself, visited inside its value, stay bound.
+        """
         chain: list[tuple[Let, Var, Expr]] = []
         node: Expr = let
         while type(node) is Let and node not in self.memo_map:
-            value = self.visit(node.value)
-            var = Var(node.var.name_hint, _local_type(value))
-            self.memo_map[node.var] = var
+            if type(node.value) is Function:
+                self.memo_map[node.var] = var = node.var
+                value = self.visit(node.value)
+            else:
+                value = self.visit(node.value)
+                var = Var(node.var.name_hint, _local_type(value))
+                self.memo_map[node.var] = var
             chain.append((node, var, value))
             node = node.body
         body = self.visit(node)
@@ -340,6 +388,10 @@ def to_mixed_precision(func: Function, mixed_precision_type: str = "float16",
     return out
 
 
+def _is_main(func: Function, mod: IRModule) -> bool:
+    return "main" not in mod or mod["main"] is func
+
+
 def _factory(*, mixed_precision_type: str, missing_op_mode: int
              ) -> Callable[[Function, IRModule, object], Function]:
     """ToMixedPrecision's transformation: the manifest's factory (options checked here, once)."""
@@ -351,7 +403,9 @@ def _factory(*, mixed_precision_type: str, missing_op_mode: int
         raise OptionError(f"ToMixedPrecision: missing_op_mode must be 0, 1 or 2, got {missing_op_mode!r}")
 
     def transform(func: Function, mod: IRModule, ctx: object) -> Function:
-        keep = bool(ctx.config.get(KEEP_ORIG_OUTPUT_DTYPE))
+        # A global function other than main keeps its result's dtypes: its callers were
+        # typed against them (Relay retypes it, and its callers no longer type-check).
+        keep = bool(ctx.config.get(KEEP_ORIG_OUTPUT_DTYPE)) or not _is_main(func, mod)
         return to_mixed_precision(func, dtype, missing_op_mode, keep, mod)
 
     return transform

@@ -2,8 +2,10 @@
 
 Written as a TVM user writes them; only the imports differ.  Every printed
 program is parsed back and compared with the original, as TVM's suite does.
-Out of scope: symbolic shapes (``te.size_var`` in ``test_meta_data``: the
-metadata here holds constants only), algebraic data types
+One difference of form: a size variable (``te.size_var`` in
+``test_meta_data``) prints by name in its shape, ``Tensor[(n, 10, 224, 224),
+float32]``, where TVM writes ``meta[tir.SizeVar][0]``; the metadata holds
+constants only.  Out of scope: algebraic data types
 (``test_unapplied_constructor``) and spans in the type comments
 (``test_span``: relaypass does not write spans, so that printing a parsed
 program gives back the same text).
@@ -81,11 +83,15 @@ def test_module_prints_its_functions_with_type_comments():
 
 
 def test_tensor_constants_are_metadata_and_attributes_show_in_both_forms():
-    x = relay.var("x", shape=(1, 10, 224, 224))
+    n, c, h, w = tvm.te.size_var("n"), 10, 224, 224
+    x = relay.var("x", shape=(n, c, h, w))
     w = relay.var("w")
     f = relay.Function([x, w], relay.nn.conv2d(x, w, kernel_size=(3, 3), padding=(1, 1), channels=2))
-    assert "channels=2" in printed(f)
+    text = printed(f)
+    assert "channels=2" in text
     assert "channels=2" in str(f)
+    assert "%x: Tensor[(n, 10, 224, 224), float32]" in text
+    assert "%x: Tensor[(n, 10, 224, 224), float32]" in str(f)
     assert "meta[relay.Constant][0]" in printed(relay.const([1, 2, 3]))
 
 

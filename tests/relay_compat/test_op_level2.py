@@ -1,9 +1,13 @@
 """The 1-D and 3-D cases of TVM v0.18's test_op_level2.py, written as a TVM user writes them.
 
 Only the import lines differ from such a user's TVM code, with two changes
-of form: symbolic dimensions (``te.size_var``/``te.var``, out of scope) are
-concrete sizes, and the references TVM takes from ``tvm.topi.testing``
-(part of its code generator) are numpy expressions here.  The graph
+of form: the references TVM takes from ``tvm.topi.testing`` (part of its
+code generator) are numpy expressions here, and the upsampling cases whose
+expected extents TVM writes as ``tir.Cast("int32", te.round(h * scale))``
+keep only their second half (TIR's casts and rounding are not relaypass
+dimensions; a size variable times an integral scale is ``h*2`` here).
+Symbolic dimensions are written as TVM writes them (``te.var``,
+``te.size_var``).  The graph
 executor of these cases is relaypass's interpreter.
 """
 import numpy as np
@@ -11,13 +15,13 @@ import pytest
 
 import relaypass as tvm
 import relaypass.testing
-from relaypass import relay
+from relaypass import relay, te
 from relaypass.relay.testing import run_infer_type
 
 
 def test_conv1d_infer_type():
-    # the weight's type follows from channels and kernel_size
-    n, c, w = 4, 10, 224
+    # symbolic in the batch dimension; the weight's type follows from channels and kernel_size
+    n, c, w = te.var("n"), 10, 224
     x = relay.var("x", relay.ty.TensorType((n, c, w), "float32"))
     w = relay.var("w")
     y = relay.nn.conv1d(x, w, kernel_size=3, padding=(1, 1), channels=2)
@@ -84,7 +88,7 @@ def test_conv1d_run():
 
 
 def test_conv3d_infer_type():
-    n, c, d, h, w = 2, 10, 24, 24, 24
+    n, c, d, h, w = te.size_var("n"), 10, 24, 24, 24
     x = relay.var("x", relay.ty.TensorType((n, c, d, h, w), "float32"))
     w = relay.var("w")
     y = relay.nn.conv3d(x, w, kernel_size=(3, 3, 3), padding=(1, 1, 1), channels=2)
@@ -123,7 +127,7 @@ def test_conv3d_infer_type():
 
 
 def test_conv3d_transpose_infer_type():
-    n, c, d, h, w = 2, 10, 12, 12, 12
+    n, c, d, h, w = te.size_var("n"), 10, 12, 12, 12
     x = relay.var("x", relay.ty.TensorType((n, c, d, h, w), "float32"))
     w = relay.var("w")
     y = relay.nn.conv3d_transpose(x, w, kernel_size=(3, 3, 3), padding=(1, 1, 1), channels=2)
@@ -165,7 +169,7 @@ def test_conv3d_transpose_ncdhw_run():
 
 
 def test_conv2d_transpose_infer_type():
-    n, c, h, w = 3, 10, 10, 12
+    n, c, h, w = te.size_var("n"), 10, 10, 12
     x = relay.var("x", relay.TensorType((n, c, h, w), "float32"))
     w = relay.var("w", relay.IncompleteType())
     y = relay.nn.conv2d_transpose(x, w, kernel_size=(3, 3), padding=(1, 1), channels=15)
@@ -174,7 +178,7 @@ def test_conv2d_transpose_infer_type():
     assert yy.checked_type == relay.TensorType((n, 15, 10, 12), "float32")
     assert yy.args[1].checked_type == relay.TensorType((10, 15, 3, 3), "float32")
 
-    n, h, w, c = 3, 10, 10, 12
+    n, h, w, c = te.size_var("n"), 10, 10, 12
     x = relay.var("x", relay.TensorType((n, h, w, c), "float32"))
     w = relay.var("w", relay.TensorType((12, 11, 5, 5), "float32"))
     y = relay.nn.conv2d_transpose(x, w, output_padding=(1, 1), channels=11, data_layout="NHWC")
@@ -207,7 +211,7 @@ def test_conv1d_transpose_ncw_run():
 
 
 def test_upsampling_infer_type():
-    n, c = 2, 3
+    n, c = te.size_var("n"), te.size_var("c")
     x = relay.var("x", relay.TensorType((n, c, 100, 200), "float32"))
     y = relay.nn.upsampling(x, scale_h=2, scale_w=2, layout="NCHW", method="bilinear")
     yy = run_infer_type(y)
@@ -215,7 +219,7 @@ def test_upsampling_infer_type():
 
 
 def test_upsampling3d_infer_type():
-    n, c = 2, 3
+    n, c = te.size_var("n"), te.size_var("c")
     x = relay.var("x", relay.TensorType((n, c, 100, 100, 200), "float32"))
     y = relay.nn.upsampling3d(
         x, scale_d=2, scale_h=2, scale_w=2, layout="NCDHW", method="trilinear"
@@ -243,12 +247,13 @@ def test_upsampling3d_nearest_asymmetric(layout):
 
 
 def _test_global_pool1d(opfunc, reffunc):
-    n, c, w = 2, 5, 224
+    n, c, w = te.size_var("n"), te.size_var("c"), 224
     x = relay.var("x", relay.TensorType((n, w, c), "float32"))
     y = opfunc(x, layout="NWC")
     yy = run_infer_type(y)
     assert yy.checked_type == relay.TensorType((n, 1, c), "float32")
 
+    n, c, w = te.size_var("n"), te.size_var("c"), te.size_var("w")
     x = relay.var("x", relay.TensorType((n, c, w), "float32"))
     yy = run_infer_type(opfunc(x))
     assert yy.checked_type == relay.TensorType((n, c, 1), "float32")
@@ -265,7 +270,7 @@ def _test_global_pool1d(opfunc, reffunc):
 
 def test_pool1d():
     def _test_pool1d(opfunc, pool_size=2, strides=2, dilation=1, padding=0, dtype="float32"):
-        n, c, w = 3, 10, 224
+        n, c, w = te.var("n"), 10, 224
         x = relay.var("x", relay.TensorType((n, c, w), "float32"))
         y = opfunc(x, pool_size=(1,))
         assert "pool_size=" in y.astext()
@@ -300,7 +305,7 @@ def test_pool1d():
 
 def test_pool3d():
     def _test_pool3d(opfunc, padding=(0, 0, 0, 0, 0, 0)):
-        n, c, d, h, w = 2, 10, 5, 24, 24
+        n, c, d, h, w = te.size_var("n"), 10, 5, 24, 24
         x = relay.var("x", relay.TensorType((n, c, d, h, w), "float32"))
         y = opfunc(x, pool_size=(1, 1, 1))
         assert "pool_size=" in y.astext()

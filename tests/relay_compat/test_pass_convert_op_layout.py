@@ -484,3 +484,53 @@ def test_conv_max_pool_uses_specified_convert_layout():
     expected = fn(relay.nn.batch_flatten(to(y, "NHWC", "NCHW")))
     after = convert(before, {"nn.conv2d": ["NHWC", "OHWI"], "nn.max_pool2d": ["NHWC"]})
     check(before, after, expected)
+
+
+def test_conv_split_convert_layout_blocking():
+    """conv2d asked for NCHW4c becomes contrib_conv2d_NCHWc; the split counts C in blocks."""
+    x, w = relay.var("x", shape=(N, C, H, H)), relay.var("weight", shape=(C, C, 3, 3))
+    y = relay.nn.relu(nchw_conv(x, w, C))
+    parts = relay.op.split(y, indices_or_sections=[8], axis=1).astuple()
+    before = fn(relay.Tuple([relay.TupleGetItem(parts, 0), relay.TupleGetItem(parts, 1)]))
+    y = relay.nn.contrib_conv2d_nchwc(to(x, "NCHW", "NCHW4c"), to(w, "OIHW", "OIHW4o"),
+                                      channels=C, kernel_size=(3, 3), padding=(0, 0),
+                                      data_layout="NCHW4c", kernel_layout="OIHW4o")
+    parts = relay.op.split(relay.nn.relu(y), indices_or_sections=[2], axis=1).astuple()
+    expected = fn(relay.Tuple([to(relay.TupleGetItem(parts, i), "NCHW4c", "NCHW")
+                               for i in range(2)]))
+    check(before, convert(before, {"nn.conv2d": ["NCHW4c", "OIHW4o"]}), expected)
+
+
+@pytest.mark.parametrize("data_layout, kernel_layout", [
+    ("NCHW1c", "OIHW1i1o"), ("NCHW4c", "OIHW4i4o"), ("NCHW8c", "OIHW8i8o"),
+    ("NCHW16c", "OIHW16i16o"),
+])
+def test_resnet_convert_layout_nchwc(data_layout, kernel_layout):
+    """A residual block in blocked layouts; the stem's 3-channel input stays NCHW unless the
+    blocks are of 1, as in Relay (an input whose channels do not split keeps its conv2d)."""
+    x = relay.var("x", shape=(1, 3, 16, 16))
+    w1, w2 = relay.var("weight1", shape=(16, 3, 7, 7)), relay.var("weight2", shape=(16, 16, 3, 3))
+    w3 = relay.var("weight3", shape=(16, 16, 1, 1))
+    stem = dict(strides=(2, 2), padding=(3, 3), channels=16, kernel_size=(7, 7))
+    pool = dict(pool_size=(3, 3), strides=(2, 2), padding=(1, 1))
+    y = relay.nn.max_pool2d(relay.nn.relu(relay.nn.conv2d(x, w1, **stem)), **pool)
+    y1 = relay.nn.relu(nchw_conv(y, w2, 16, padding=(1, 1)))
+    y2 = relay.nn.relu(nchw_conv(y, w3, 16, kernel_size=(1, 1)))
+    before = fn(relay.nn.global_max_pool2d(y1 + y2, layout="NCHW"))
+
+    blocked = dict(data_layout=data_layout, kernel_layout=kernel_layout)
+    if data_layout == "NCHW1c":
+        y = relay.nn.contrib_conv2d_nchwc(to(x, "NCHW", data_layout),
+                                          to(w1, "OIHW", kernel_layout), **stem, **blocked)
+        y = relay.nn.max_pool2d(relay.nn.relu(y), **pool, layout=data_layout)
+    else:
+        y = relay.nn.max_pool2d(relay.nn.relu(relay.nn.conv2d(x, w1, **stem)), **pool)
+        y = to(y, "NCHW", data_layout)
+    y1 = relay.nn.relu(relay.nn.contrib_conv2d_nchwc(
+        y, to(w2, "OIHW", kernel_layout), channels=16, kernel_size=(3, 3), padding=(1, 1),
+        **blocked))
+    y2 = relay.nn.relu(relay.nn.contrib_conv2d_nchwc(
+        y, to(w3, "OIHW", kernel_layout), channels=16, kernel_size=(1, 1), **blocked))
+    y = relay.nn.global_max_pool2d(y1 + y2, layout=data_layout)
+    expected = fn(to(y, data_layout, "NCHW"))
+    check(before, convert(before, {"nn.conv2d": [data_layout, kernel_layout]}), expected)

@@ -1,6 +1,6 @@
 """FoldExplicitPadding against Relay's behaviour (TVM v0.18's test_pass_fold_explicit_padding.py, in
-this project's words), for conv2d and the 2-D pools; the 1-D and 3-D operators are not in the
-operator set, and the qnn.conv2d cases are out of scope with QNN."""
+this project's words), for the 1-D, 2-D and 3-D convolutions and pools in both channel orders; the
+qnn.conv2d cases are out of scope with QNN."""
 
 import numpy as np
 import pytest
@@ -37,24 +37,49 @@ def same_values(before, after, shape, dtype="float32", *extra_shapes):
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
 
 
-CONV_CASES = [(own, inner, layout) for own in ([0, 0], [2, 0], [0, 2])
-              for inner in ([0, 0], [1, 1], [1, 0]) for layout in ("NCHW", "NHWC")]
+CONVS = {1: relay.nn.conv1d, 2: relay.nn.conv2d, 3: relay.nn.conv3d}
+MAX_POOLS = {1: relay.nn.max_pool1d, 2: relay.nn.max_pool2d, 3: relay.nn.max_pool3d}
+AVG_POOLS = {1: relay.nn.avg_pool1d, 2: relay.nn.avg_pool2d, 3: relay.nn.avg_pool3d}
 
 
-@pytest.mark.parametrize("own, inner, layout", CONV_CASES)
-def test_a_zero_pad_folds_into_conv2d(own, inner, layout):
-    nchw = layout == "NCHW"
-    shape = [1, 3, 10, 10] if nchw else [1, 10, 10, 3]
-    wshape = [8, 3, 3, 3] if nchw else [3, 3, 3, 8]
-    kernel = "OIHW" if nchw else "HWIO"
-    pad_width = [[0, 0]] * 2 + [inner] * 2 if nchw else [[0, 0]] + [inner] * 2 + [[0, 0]]
+def layout_of(ndim, channels_last):
+    """NCW / NCHW / NCDHW, or NWC / NHWC / NDHWC with ``channels_last``."""
+    spatial = "DHW"[3 - ndim:]
+    return f"N{spatial}C" if channels_last else f"NC{spatial}"
+
+
+def image(ndim, channels_last, channels=3):
+    """The shape of an input of the layout, 10 wide along each spatial axis."""
+    return [1, *[10] * ndim, channels] if channels_last else [1, channels, *[10] * ndim]
+
+
+def spatial_pad(ndim, channels_last, inner):
+    """A pad width that pads each spatial axis by ``inner`` and nothing else."""
+    return [[0, 0], *[inner] * ndim, [0, 0]] if channels_last else [[0, 0], [0, 0], *[inner] * ndim]
+
+
+def conv_nd(ndim, data, weight, padding, channels_last):
+    if not channels_last:
+        return CONVS[ndim](data, weight, padding=padding)
+    return CONVS[ndim](data, weight, padding=padding, data_layout=layout_of(ndim, True),
+                       kernel_layout="DHWIO"[3 - ndim:])
+
+
+CONV_CASES = [(own, inner, ndim, last) for own in ([0, 0], [2, 0], [0, 2])
+              for inner in ([0, 0], [1, 1], [1, 0]) for ndim in (1, 2, 3) for last in (False, True)]
+
+
+@pytest.mark.parametrize("own, inner, ndim, channels_last", CONV_CASES)
+def test_a_zero_pad_folds_into_the_convolution(own, inner, ndim, channels_last):
+    shape = image(ndim, channels_last)
+    wshape = [*[3] * ndim, 3, 8] if channels_last else [8, 3, *[3] * ndim]
+    pad_width = spatial_pad(ndim, channels_last, inner)
     x = relay.var("x", shape=shape)
     w = relay.var("w", shape=wshape)
-    conv = relay.nn.conv2d(relay.nn.pad(x, pad_width, 0, "constant"), w, padding=own * 2,
-                           data_layout=layout, kernel_layout=kernel)
+    conv = conv_nd(ndim, relay.nn.pad(x, pad_width, 0, "constant"), w, own * ndim, channels_last)
     got = run(relay.Function([x, w], conv), relay.transform.FoldExplicitPadding())
-    expected = relay.nn.conv2d(x, w, padding=spatial_padding(pad_width, layout, own * 2),
-                               data_layout=layout, kernel_layout=kernel)
+    layout = layout_of(ndim, channels_last)
+    expected = conv_nd(ndim, x, w, spatial_padding(pad_width, layout, own * ndim), channels_last)
     tvm.ir.assert_structural_equal(got, run(relay.Function([x, w], expected), relay.transform.InferType()))
     assert not has_pad(got)
     same_values(run(relay.Function([x, w], conv), relay.transform.InferType()), got, shape,
@@ -70,25 +95,35 @@ def test_conv2d_keeps_a_pad_of_other_values_or_modes(value, mode):
     tvm.ir.assert_structural_equal(run(func, relay.transform.FoldExplicitPadding()), func)
 
 
-def _pool(kind, data, own, layout, **kwargs):
-    fn = relay.nn.max_pool2d if kind == "max" else relay.nn.avg_pool2d
+def _pool(kind, data, own, layout, ndim=2, **kwargs):
+    fn = (MAX_POOLS if kind == "max" else AVG_POOLS)[ndim]
     return fn(data, pool_size=2, padding=own, layout=layout, **kwargs)
 
 
-@pytest.mark.parametrize("own, inner, layout", [(own, inner, layout) for own in ([0, 0], [2, 0])
-                                                for inner in ([1, 1], [1, 0])
-                                                for layout in ("NCHW", "NHWC")])
-def test_a_lowest_value_pad_folds_into_max_pool(own, inner, layout):
-    nchw = layout == "NCHW"
-    shape = [1, 3, 10, 10] if nchw else [1, 10, 10, 3]
-    pad_width = [[0, 0]] * 2 + [inner] * 2 if nchw else [[0, 0]] + [inner] * 2 + [[0, 0]]
+@pytest.mark.parametrize("own, inner, ndim, channels_last", [
+    (own, inner, ndim, last) for own in ([0, 0], [2, 0]) for inner in ([1, 1], [1, 0])
+    for ndim in (1, 2, 3) for last in (False, True)])
+def test_a_lowest_value_pad_folds_into_max_pool(own, inner, ndim, channels_last):
+    shape = image(ndim, channels_last)
+    layout = layout_of(ndim, channels_last)
+    pad_width = spatial_pad(ndim, channels_last, inner)
     x = relay.var("x", shape=shape)
     lowest = relay.const(np.finfo("float32").min, "float32")
-    pool = _pool("max", relay.nn.pad(x, pad_width, lowest, "constant"), own * 2, layout)
+    pool = _pool("max", relay.nn.pad(x, pad_width, lowest, "constant"), own * ndim, layout, ndim)
     got = run(relay.Function([x], pool), relay.transform.FoldExplicitPadding())
-    expected = _pool("max", x, spatial_padding(pad_width, layout, own * 2), layout)
+    expected = _pool("max", x, spatial_padding(pad_width, layout, own * ndim), layout, ndim)
     tvm.ir.assert_structural_equal(got, run(relay.Function([x], expected), relay.transform.InferType()))
     same_values(run(relay.Function([x], pool), relay.transform.InferType()), got, shape)
+
+
+def test_a_max_pool_folds_a_pad_that_pads_nothing_into_its_own_padding():
+    x = relay.var("x", shape=(1, 3, 10))
+    lowest = relay.const(np.finfo("float32").min, "float32")
+    pool = _pool("max", relay.nn.pad(x, [[0, 0], [0, 0], [0, 0]], lowest, "constant"), [2, 0],
+                 "NCW", 1)
+    got = run(relay.Function([x], pool), relay.transform.FoldExplicitPadding())
+    expected = _pool("max", x, [2, 0], "NCW", 1)
+    tvm.ir.assert_structural_equal(got, run(relay.Function([x], expected), relay.transform.InferType()))
 
 
 def test_max_pool_of_unsigned_integers_folds_a_pad_of_zero_their_lowest():
@@ -125,6 +160,19 @@ def test_pools_keep_pads_they_cannot_fold(kind, value, mode, own):
     x = relay.var("x", shape=(1, 3, 10, 10))
     pool = _pool(kind, relay.nn.pad(x, [[0, 0], [0, 0], [0, 2], [0, 2]], relay.const(value), mode),
                  own, "NCHW")
+    func = run(relay.Function([x], pool), relay.transform.InferType())
+    tvm.ir.assert_structural_equal(run(func, relay.transform.FoldExplicitPadding()), func)
+
+
+@pytest.mark.parametrize("kind, value, mode", [
+    ("max", 0.0, "constant"),     # not the lowest value
+    ("avg", 1.0, "constant"),     # not zero
+    ("avg", 0.0, "edge"),         # not constant
+])
+def test_1d_pools_keep_pads_they_cannot_fold(kind, value, mode):
+    x = relay.var("x", shape=(1, 3, 10))
+    pool = _pool(kind, relay.nn.pad(x, [[0, 0], [0, 0], [0, 2]], relay.const(value), mode),
+                 [0, 0], "NCW", 1)
     func = run(relay.Function([x], pool), relay.transform.InferType())
     tvm.ir.assert_structural_equal(run(func, relay.transform.FoldExplicitPadding()), func)
 

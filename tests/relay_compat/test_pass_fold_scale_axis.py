@@ -1,12 +1,11 @@
 """FoldScaleAxis, ForwardFoldScaleAxis and BackwardFoldScaleAxis, against Relay's behaviour.
 
 The cases of TVM v0.18's tests/python/relay/test_pass_fold_scale_axis.py,
-in this project's words, for the simple layouts (NCHW/OIHW, NHWC/HWIO).  The
-blocked-layout variants (``NCHW2c`` data with ``OIHW2i4o`` kernels) and the
-conv3d cases need convolutions over those layouts, which the operator set
-does not type yet (docs/coming-from-relay.md lists them).  Beyond Relay's
-structural checks, every fold is also run on the interpreter: the folded
-program computes what the original did.
+in this project's words: the simple layouts (NCHW/OIHW, NHWC/HWIO) case by
+case, and Relay's blocked-layout checks (``NCHW2c`` data with ``OIHW2i4o``
+kernels) and conv3d cases at the end, for the forward and backward folds
+through relu and add.  Beyond Relay's structural checks, every fold is also
+run on the interpreter: the folded program computes what the original did.
 """
 
 import sys
@@ -366,4 +365,160 @@ def test_dense_on_3d_data_takes_the_scale_on_the_last_axis():
                                     relay.multiply(out, relay.const(positive(4)))))
     folded = typed(run(original, transform.BackwardFoldScaleAxis()))
     assert folded.body.op.name == "nn.dense"
+    same_values(original, folded)
+
+
+# --- blocked layouts and conv3d (Relay's blocking checks and its conv3d cases) ---------------
+def conv_nd(ndim, x, w, channels, data_layout, kernel_layout):
+    fn = relay.nn.conv2d if ndim == 2 else relay.nn.conv3d
+    return fn(x, w, channels=channels, kernel_size=(3,) * ndim, padding=(1,) * ndim,
+              data_layout=data_layout, kernel_layout=kernel_layout)
+
+
+def spatial(ndim):
+    return "DHW"[3 - ndim:]
+
+
+@pytest.mark.parametrize("ndim, block", [(2, 2), (3, None), (3, 2)],
+                         ids=["conv2d-blocked", "conv3d", "conv3d-blocked"])
+def test_forward_scale_folds_into_conv_nd_and_blocked_layouts(ndim, block):
+    in_channels, channels = 4, 8
+    if block:  # NCHW2c data, OIHW2i4o kernel: one scale per (channel block, lane)
+        layouts = (f"NC{spatial(ndim)}{block}c", f"OI{spatial(ndim)}{block}i4o")
+        shape = (2, in_channels // block, *[5] * ndim, block)
+        scale_shape = (1, in_channels // block, *[1] * ndim, block)
+    else:
+        layouts = (f"NC{spatial(ndim)}", f"OI{spatial(ndim)}")
+        shape = (2, in_channels, *[5] * ndim)
+        scale_shape = (in_channels, *[1] * ndim)
+    x = relay.var("x", shape=shape)
+    w = relay.var("w")
+    bias = relay.var("bias", shape=scale_shape)
+    scale = relay.const(positive(scale_shape))
+    before = conv_nd(ndim, relay.add(relay.nn.relu(relay.multiply(x, scale)), bias), w, channels,
+                     *layouts)
+    original = typed(relay.Function([x, w, bias], before))
+    folded = typed(run(original, transform.ForwardFoldScaleAxis()))
+
+    w_typed = relay.var("w", original.params[1].checked_type)
+    if block:
+        squeezed = relay.squeeze(scale, axis=[0, *range(2, 2 + ndim)])
+        bias_scale = relay.reshape(squeezed, scale_shape)
+        weight_scale = relay.reshape(squeezed, (1, in_channels // block, *[1] * ndim, block, 1))
+    else:
+        squeezed = relay.squeeze(scale, axis=list(range(1, 1 + ndim)))
+        bias_scale = relay.expand_dims(squeezed, axis=1, num_newaxis=ndim)
+        weight_scale = relay.expand_dims(squeezed, axis=1, num_newaxis=ndim)
+    after = conv_nd(ndim, relay.add(relay.nn.relu(x), relay.divide(bias, bias_scale)),
+                    relay.multiply(w_typed, weight_scale), channels, *layouts)
+    tvm.ir.assert_structural_equal(folded, typed(relay.Function([x, w_typed, bias], after)))
+    same_values(original, folded)
+
+
+@pytest.mark.parametrize("ndim, block", [(2, 2), (3, None), (3, 2)],
+                         ids=["conv2d-blocked", "conv3d", "conv3d-blocked"])
+def test_backward_scale_folds_into_conv_nd_and_blocked_layouts(ndim, block):
+    in_channels, channels = 4, 8
+    x_shape = (2, in_channels // block, *[5] * ndim, block) if block else (2, in_channels, *[5] * ndim)
+    x = relay.var("x", shape=x_shape)
+    w = relay.var("w")
+    bias = relay.var("bias", shape=(channels,))
+    if block:  # NCHW2c data, OIHW1i2o kernel: the output is NCHW2c too
+        layouts = (f"NC{spatial(ndim)}{block}c", f"OI{spatial(ndim)}1i{block}o")
+        per_position = (1, channels // block, *[1] * ndim, block)
+        scale = relay.const(positive(channels))
+
+        def shaped(v):
+            return relay.reshape(v, per_position)
+    else:
+        layouts = (f"NC{spatial(ndim)}", f"OI{spatial(ndim)}")
+        scale = relay.const(positive((channels, *[1] * ndim)))
+
+        def shaped(v):
+            return relay.expand_dims(v, axis=1, num_newaxis=ndim)
+    out_scale = shaped(scale) if block else scale
+    before = relay.multiply(relay.nn.relu(relay.add(conv_nd(ndim, x, w, channels, *layouts),
+                                                    shaped(bias))), out_scale)
+    original = typed(relay.Function([x, w, bias], before))
+    folded = run(original, transform.BackwardFoldScaleAxis())
+
+    w_typed = relay.var("w", original.params[1].checked_type)
+    if block:
+        squeezed = relay.squeeze(out_scale, axis=[0, *range(2, 2 + ndim)])
+        weight_scale = relay.reshape(squeezed, (channels // block, 1, *[1] * ndim, 1, block))
+        bias_scale = relay.reshape(squeezed, per_position)
+    else:
+        squeezed = relay.squeeze(scale, axis=list(range(1, 1 + ndim)))
+        weight_scale = relay.expand_dims(squeezed, axis=1, num_newaxis=ndim + 1)
+        bias_scale = relay.expand_dims(squeezed, axis=1, num_newaxis=ndim)
+    after = relay.nn.relu(relay.add(conv_nd(ndim, x, relay.multiply(w_typed, weight_scale),
+                                            channels, *layouts),
+                                    relay.multiply(shaped(bias), bias_scale)))
+    tvm.ir.assert_structural_equal(folded, typed(relay.Function([x, w_typed, bias], after)))
+    same_values(original, folded)
+
+
+def test_forward_scale_feeding_two_blocked_depthwise_convolutions_folds_into_both():
+    # NHWC2c data, HWIO1i2o kernels, groups = channels: Relay's blocking check of the dual path.
+    channels, block = 4, 2
+    x = relay.var("x", shape=(2, 4, 5, channels // block, block))
+    w = relay.var("w", shape=(3, 3, 1, channels // block, 1, block))
+    bias = relay.var("bias", shape=(channels // block, block))
+    scale = relay.const(positive((channels // block, block)))
+
+    def body(data, weight_of, bias_value):
+        shared = relay.subtract(relay.nn.relu(data), bias_value)
+        convs = [relay.nn.conv2d(shared, weight_of(), channels=channels, kernel_size=(3, 3),
+                                 padding=(1, 1), groups=channels, data_layout="NHWC2c",
+                                 kernel_layout="HWIO1i2o") for _ in range(2)]
+        return relay.add(*convs)
+
+    original = typed(relay.Function([x, w, bias], body(relay.multiply(scale, x), lambda: w, bias)))
+    folded = run(original, transform.ForwardFoldScaleAxis())
+    per_lane = (1, 1, 1, channels // block, block)
+    per_weight = (1, 1, 1, channels // block, 1, block)
+    expected = typed(relay.Function([x, w, bias], body(
+        x, lambda: relay.multiply(w, relay.reshape(scale, per_weight)),
+        relay.divide(bias, relay.reshape(scale, per_lane)))))
+    tvm.ir.assert_structural_equal(folded, expected)
+    same_values(original, folded)
+
+
+def test_forward_folds_a_negative_scale_into_a_blocked_kernel():
+    # NCHW2c data, OIHW4i2o kernel: the scale is blocked by the kernel's inner "i", as in Relay.
+    x = relay.var("x", shape=(2, 2, 5, 5, 2))
+    w = relay.var("w")
+    scale = relay.const(-positive((1, 2, 1, 1, 2)))
+    conv_of = lambda data, weight: relay.nn.conv2d(  # noqa: E731
+        data, weight, channels=8, kernel_size=(3, 3), padding=(1, 1), data_layout="NCHW2c",
+        kernel_layout="OIHW4i2o")
+    original = typed(relay.Function([x, w], conv_of(relay.multiply(x, scale), w)))
+    folded = run(original, transform.ForwardFoldScaleAxis())
+    w_typed = relay.var("w", original.params[1].checked_type)
+    shaped = relay.reshape(relay.squeeze(scale, axis=[0, 2, 3]), (1, 1, 1, 1, 4, 1))
+    expected = typed(relay.Function([x, w_typed], conv_of(x, relay.multiply(w_typed, shaped))))
+    tvm.ir.assert_structural_equal(folded, expected)
+    same_values(original, folded)
+
+
+def test_backward_scale_after_an_add_of_two_blocked_paths_folds_into_both():
+    # NCHW2c data, OIHW1i2o kernels: Relay's blocking check of the backward dual path.
+    x = relay.var("x", shape=(2, 2, 5, 5, 2))
+    w = relay.var("w")
+    bias = relay.var("bias", shape=(4, 1, 1, 2))
+    scale = relay.const(positive((4, 1, 1, 2)))
+
+    def paths(weight_of):
+        convs = [relay.nn.relu(relay.nn.conv2d(x, weight_of(), channels=8, kernel_size=(3, 3),
+                                               padding=(1, 1), data_layout="NCHW2c",
+                                               kernel_layout="OIHW1i2o")) for _ in range(2)]
+        return relay.add(*convs)
+
+    original = typed(relay.Function([x, w, bias], relay.multiply(paths(lambda: w), scale)))
+    folded = run(original, transform.BackwardFoldScaleAxis())
+    w_typed = relay.var("w", original.params[1].checked_type)
+    squeezed = relay.squeeze(scale, axis=[1, 2])
+    expected = typed(relay.Function([x, w_typed, bias], paths(lambda: relay.multiply(
+        w_typed, relay.reshape(squeezed, (4, 1, 1, 1, 1, 2))))))
+    tvm.ir.assert_structural_equal(folded, expected)
     same_values(original, folded)

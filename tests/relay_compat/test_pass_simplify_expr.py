@@ -1,8 +1,8 @@
 """SimplifyExpr on the cases of TVM v0.18's test_pass_simplify_expr.py, written as a TVM user.
 
 Only the import lines differ from what such a user writes for TVM.  Out of
-scope: ``qnn.dequantize`` (the SimplifyDQ* cases) and symbolic shapes made
-with ``tvm.te.size_var``.
+scope: ``relay.qnn`` (the SimplifyDQ* cases; tests/test_simplify_expr.py checks
+those rewrites with a ``qnn.dequantize`` registered there).
 """
 import itertools
 from math import sqrt
@@ -49,6 +49,27 @@ def test_simplify_reshape(last, out_shape):
     zz = run_opt_pass(_reshape_chain(last), transform.SimplifyExpr())
     after = run_opt_pass(_reshape_chain(last, out_shape), transform.InferType())
     tvm.ir.assert_structural_equal(zz, after)
+
+
+def test_simplify_reshape_keeps_a_symbolic_chain():
+    # TVM's symbolic half of test_simplify_reshape: with a size variable for the batch, the
+    # chain of reshapes is left as it is.
+    def symbolic():
+        b = tvm.te.size_var("b")
+        x = relay.var("x", shape=(b, 16, 16, 16), dtype="float32")
+        w = relay.var("w", shape=(32, 16, 3, 3), dtype="float32")
+        y = relay.nn.conv2d(x, w, padding=(1, 1))
+        y = relay.reshape(y, newshape=(1, 16, -1))
+        y = relay.reshape(y, newshape=(4, 8, -1, 16))
+        y = relay.reverse_reshape(y, newshape=(32, 0, -1))
+        return relay.Function([x, w], y)
+
+    z = symbolic()
+    zz = run_opt_pass(z, transform.SimplifyExpr())
+    after = run_opt_pass(symbolic(), transform.InferType())
+    tvm.ir.assert_structural_equal(zz, after)
+    b = zz.params[0].type_annotation.shape[0]
+    assert zz.body.checked_type == relay.TensorType((32, b * 16, 16), "float32")
 
 
 def test_single_reverse_reshape_is_kept():

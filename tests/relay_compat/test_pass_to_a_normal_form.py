@@ -1,8 +1,8 @@
 """ToANormalForm on the cases of TVM v0.18's test_pass_to_a_normal_form.py, written as a TVM user.
 
-Only the import lines differ from what such a user writes for TVM.  Out of
-scope: ``test_nat_add`` (the prelude's ``nat`` ADT).  ``test_let_as_subexpr``
-is checked without its ``on_device`` annotations (devices are out of scope).
+Only the import lines differ from what such a user writes for TVM.
+``test_let_as_subexpr`` is checked without its ``on_device`` annotations
+(devices are out of scope).
 """
 import numpy as np
 import pytest
@@ -11,6 +11,9 @@ import relaypass as tvm
 import relaypass.testing  # noqa: F401
 from relaypass import relay
 from relaypass.relay import create_executor, op, transform
+from relaypass.relay.analysis import Feature, detect_feature
+from relaypass.relay.prelude import Prelude
+from relaypass.relay.testing import count
 
 
 def run_opt_pass(expr, passes):
@@ -151,6 +154,25 @@ def test_function():
     assert isinstance(anf_f, relay.Function)
     check_eval(f(four), 8)
     check_eval(anf_f(four), 8)
+
+
+def test_nat_add():
+    mod = tvm.IRModule()
+    p = Prelude(mod)
+    p.mod.import_from_std("nat.rly")
+    nat, z, s = p.mod.get_type("nat")
+    add = p.mod.get_global_var("nat_add")
+    dev = tvm.device("llvm", 0)
+    intrp = create_executor(mod=mod, device=dev, target="llvm")
+    assert mod[add].checked_type == relay.FuncType([nat(), nat()], nat())
+    assert count(p, intrp.evaluate(add(s(z()), s(z())))) == 2
+    expr = add(s(z()), s(z()))
+    f = relay.GlobalVar("f")
+    mod[f] = relay.Function([], expr)
+    mod = transform.ToANormalForm()(mod)
+    expr = mod["f"]
+    assert count(p, intrp.evaluate(expr.body)) == 2
+    assert Feature.fLet in detect_feature(mod[add])
 
 
 @pytest.mark.xfail(

@@ -1,13 +1,15 @@
 """ToMixedPrecision against Relay's behaviour (TVM v0.18's test_to_mixed_precision.py, in this
 project's words), for float16 and bfloat16.  Results are compared with the float32 program on the
-interpreter (bfloat16 runs need ml_dtypes; its values are not compared, as in Relay's tests).
-The LSTM and while-loop cases use recursive functions, which the pass leaves alone here as there."""
+interpreter (bfloat16 runs need ml_dtypes, the ``bf16`` extra, and are skipped without it; their
+values are not compared, as in Relay's tests).  Relay's while loop is written out as the recursive
+let-bound function ``relay.loops.while_loop`` builds, which relaypass does not provide."""
 
 import numpy as np
 import pytest
 
 import relaypass as tvm
 from relaypass import relay
+from relaypass.relay.testing import lstm
 from relaypass.relay.transform import InferType, ToMixedPrecision
 
 PRECISIONS = ["float16", "bfloat16"]
@@ -29,7 +31,8 @@ def converted(mod, params, dtype, rtol, atol, keep=False):
     with tvm.transform.PassContext(config=config):
         amp = ToMixedPrecision(dtype)(mod)
     if dtype == "bfloat16":
-        pytest.importorskip("ml_dtypes")
+        pytest.importorskip("ml_dtypes", reason="bfloat16 data needs the bf16 extra "
+                            "(pip install 'relaypass[bf16]')")
     reference, result = run(mod, params), run(amp, params)
     if dtype == "float16":
         for a, b in zip(reference, result):
@@ -45,6 +48,32 @@ def uniform(*shape):
 
 def conv_of(data, weight, dtype):
     return relay.nn.conv2d(data, weight, strides=(1, 1), padding=(1, 1), out_dtype=dtype)
+
+
+def lstm_case(dtype, units):
+    """Relay's stress test: an unrolled LSTM, with local functions and lets the pass goes through.
+
+    Every step's input is a parameter named ``data``; they take one value here (TVM's executor
+    matches arguments by name too, and ignores ``data1``... that its test passes).
+    """
+    mod, params = lstm.get_workload(iterations=5, num_hidden=units)
+    params["data"] = np.random.default_rng(1).uniform(-10, 10, (1, units)).astype("float32")
+    return converted(mod, params, dtype, rtol=0.01, atol=0.01)
+
+
+@pytest.mark.parametrize("dtype", PRECISIONS)
+def test_an_unrolled_lstm_converts_and_computes_close_to_float32(dtype):
+    amp = lstm_case(dtype, 4)
+    dense_dtypes = set()
+    relay.analysis.post_order_visit(amp["main"], lambda e: dense_dtypes.add(
+        str(e.checked_type.dtype)) if isinstance(e, relay.Call) and e.op == relay.op.get("nn.dense")
+        else None)
+    assert dense_dtypes == {dtype}
+
+
+@pytest.mark.skip(reason="Relay marks its float64 LSTM case flaky and skips it")
+def test_an_unrolled_lstm_in_float64():
+    lstm_case("float64", 3)
 
 
 @pytest.mark.parametrize("dtype", PRECISIONS)
@@ -144,7 +173,7 @@ def test_let_bound_variables_take_their_new_types(dtype):
 
 
 @pytest.mark.parametrize("dtype", PRECISIONS)
-def test_where_and_batch_matmul(dtype):
+def test_where_follows_its_dense_into_low_precision(dtype):
     data, weight = relay.var("data", shape=[1, 20]), relay.var("weight", shape=[20, 20])
     dense = relay.nn.dense(data, weight, units=20)
     amp = converted(tvm.IRModule.from_expr(relay.where(data, dense, dense)),
@@ -153,6 +182,9 @@ def test_where_and_batch_matmul(dtype):
     low = relay.nn.dense(low_data, relay.cast(weight, dtype), units=20, out_dtype=dtype)
     tvm.ir.assert_structural_equal(amp, typed(relay.where(low_data, low, low)))
 
+
+@pytest.mark.parametrize("dtype", PRECISIONS)
+def test_batch_matmul_accumulates_in_low_precision(dtype):
     a, b = relay.var("a", shape=[1, 1, 20]), relay.var("b", shape=[1, 20, 20])
     amp = converted(tvm.IRModule.from_expr(relay.nn.batch_matmul(a, b)),
                     {"a": uniform(1, 1, 20), "b": uniform(1, 20, 20)}, dtype, rtol=0.01, atol=0.01)
@@ -178,6 +210,10 @@ def test_clip_bounds_beyond_the_low_precision_keep_float32(dtype):
     source = relay.cast(data, dtype) if dtype == "bfloat16" else data  # 128000 fits bfloat16 only
     tvm.ir.assert_structural_equal(amp, typed(relay.clip(source, a_min=-128000, a_max=128000)))
 
+
+@pytest.mark.parametrize("dtype", PRECISIONS)
+def test_a_clip_after_a_low_precision_divide_reads_it_cast_back_when_its_bounds_need(dtype):
+    data = relay.var("data", shape=[1, 10])
     divided = relay.divide(data, relay.const(5, "float32"))
     mod = tvm.IRModule.from_expr(relay.clip(divided, a_min=-128000, a_max=128000))
     amp = converted(mod, {"data": uniform(1, 10)}, dtype, rtol=0.01, atol=0.01)
@@ -185,3 +221,23 @@ def test_clip_bounds_beyond_the_low_precision_keep_float32(dtype):
     if dtype == "float16":
         res = relay.cast(res, "float32")
     tvm.ir.assert_structural_equal(amp, typed(relay.clip(res, a_min=-128000, a_max=128000)))
+
+
+@pytest.mark.parametrize("dtype", PRECISIONS)
+def test_a_while_loop_over_integers_is_left_as_it_was(dtype):
+    def int32(value):
+        return relay.const(value, "int32")
+
+    i = relay.var("i", shape=(), dtype="int32")
+    st = relay.var("st", shape=(relay.Any(), 1), dtype="int32")
+    loop = relay.var("while_loop")
+    step = relay.If(relay.min(relay.less(i, int32(10))),
+                    loop(i + int32(1), relay.concatenate([st, relay.reshape(i, (1, 1))], axis=0)),
+                    relay.Tuple([i, st]))
+    looped = relay.Let(loop, relay.Function([i, st], step), loop)
+    start = relay.var("start", shape=(), dtype="int32")
+    body = looped(start, relay.reshape(relay.const(0), newshape=(1, 1)))
+    mod = tvm.IRModule()
+    mod["main"] = relay.Function([start], relay.TupleGetItem(body, 1))
+    amp = converted(mod, {"start": np.array(0, "int32")}, dtype, rtol=0.01, atol=0.01)
+    tvm.ir.assert_structural_equal(amp, InferType()(mod))

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from relaypass.ir.expr import Call, Tuple, TupleGetItem, Var
 from relaypass.ir.op import OpPattern
-from relaypass.ir.types import Any, TensorType
+from relaypass.ir.types import Any, SymbolicDim, TensorType
 
 from .dominator import PostDominatorTree
 from .forward_graph import BROADCAST, ELEMWISE, INJECTIVE, OPAQUE, TUPLE, IndexedForwardGraph
@@ -354,7 +354,7 @@ def _unknown_dims(ty: TensorType, with_strides: bool = True) -> int:
     """The extra arguments a tensor of unknown extents costs: one per unknown dim, plus strides."""
     count = 0
     for d in ty.shape:
-        if isinstance(d, Any):
+        if isinstance(d, Any) or isinstance(d, SymbolicDim):  # known only at run time
             count += 1
     if with_strides and count:
         count += len(ty.shape)

@@ -35,8 +35,9 @@ from ..ir.expr import Call, Expr, Function, Tuple, TupleGetItem
 from ..ir.op import Op
 from ..ir.op_hooks import ALTER_OP_LAYOUT, INFER_CORRECT_LAYOUT
 from ..ir.summary import short_text
+from ..ir.types import Any as AnyDim
 from ..ir.types import TensorType, TupleType, Type
-from ..op.data_layout import Layout, layout
+from ..op.data_layout import Layout
 from ..op.infer_layout_utils import InferCorrectLayoutOutput
 from ..op.transform import expand_dims, layout_transform
 
@@ -105,10 +106,11 @@ class LayoutRewriter(MixedModeMutator):
             return raw.args[0]  # undoes a layout_transform of the program: no round trip
         expr = raw
         if src.ndim_primal < dst.ndim_primal:
-            # A broadcast operand of lower rank: a scalar broadcasts as it is, anything else
-            # gets dst's missing axes in front, then moves.
+            # A broadcast operand of lower rank: a single value (every extent 1, as Relay's
+            # IsScalar) broadcasts as it is, anything else gets dst's missing axes in front,
+            # then moves.
             ty = raw._checked_type
-            if isinstance(ty, TensorType) and not ty.shape:
+            if isinstance(ty, TensorType) and all(type(d) is not AnyDim and d == 1 for d in ty.shape):
                 return raw
             expr = expand_dims(expr, 0, dst.ndim_primal - src.ndim_primal)
             src = src.expand_primal(dst)
@@ -141,11 +143,13 @@ class LayoutRewriter(MixedModeMutator):
         op = self.visit(call.op)
         args = [self.visit(arg) for arg in call.args]
         if op is _LAYOUT_TRANSFORM and args[0] in self.markers:
-            # A layout_transform of the program, on a value the pass moved: one transform
-            # from where the value is to where the program wants it (none if it is there).
+            # A layout_transform of the program, on a value the pass moved to where the
+            # program then moves it: the value as it is, not a round trip.  (Between other
+            # layouts the value goes back and the program's transform stays, as in Relay.)
             value, old, new = self.markers[args[0]]
-            if old is not None and old.name == call.attrs.src_layout:
-                return self.transform(value, new, layout(call.attrs.dst_layout))
+            if (old is not None and new is not None and old.name == call.attrs.src_layout
+                    and new.name == call.attrs.dst_layout):
+                return value
         if type(op) is Op:
             out = self._rewrite_call(call, args)
             if out is not None:

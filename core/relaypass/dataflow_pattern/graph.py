@@ -48,6 +48,24 @@ class IndexedGraph:
         self._by_op: dict[str, list[int]] | None = None
         self._functions: list[int] = []
 
+    @classmethod
+    def from_order(cls, nodes: list[Expr], index: dict[Expr, int]) -> IndexedGraph:
+        """The graph of ``nodes[-1]`` from an order the caller already has, without a walk.
+
+        ``nodes`` must hold every node reachable from the last one exactly
+        once, each after its inputs; ``index`` numbers them.  Any such order
+        gives the same edges and post-dominators, so a rewriter that has just
+        rebuilt a program in order need not walk it again.
+        """
+        graph = cls.__new__(cls)
+        graph.nodes, graph.index = nodes, index
+        graph._inputs = None
+        graph._outputs = None
+        graph._enter = None
+        graph._by_op = None
+        graph._functions = []
+        return graph
+
     def __len__(self) -> int:
         return len(self.nodes)
 

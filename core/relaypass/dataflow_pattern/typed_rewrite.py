@@ -18,6 +18,14 @@ legal programs (``x + x`` doubled nine times); counting rounds
 (:data:`MAX_ROUNDS`) keeps the guard against rewrites that undo each other
 without that failure.
 
+Cost: a rewrite's pattern looks a few levels deep, so once it has run, it
+need look again only within that depth above what changed since
+(:class:`_Tracker`); the whole program is grouped again only when that look
+finds a callback that would change something.  A rewrite that changes the
+program rebuilds it once (every ancestor of a replacement is a new node)
+and the new node order comes out of that rebuild, so the program is walked
+only at the start.
+
 ``OpPattern(name)`` and ``OpAttrPattern(key, value)`` are the shorthands the
 standard rewrites are written with: ``is_op(name)`` and
 ``wildcard().has_attr({key: value})``.
@@ -25,16 +33,42 @@ standard rewrites are written with: ``is_op(name)`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from relaypass.ir.expr import Call, Expr, Function
+from relaypass.ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    Let,
+    Var,
+    set_checked_type,
+)
+from relaypass.ir.fields import rebuild
+from relaypass.ir.op import Op
 from relaypass.ir.structural import structural_equal
 
 from .graph import IndexedGraph
 from .grouper import PatternGrouper
-from .matcher import run_deep_if_needed
-from .pattern import AttrPattern, DFPattern, ExprPattern, is_op, wildcard
-from .rebuild import rebuild_bottom_up
+from .matcher import CallFilter, DFPatternMatcher, call_filter, quick_check, run_deep_if_needed
+from .pattern import (
+    AltPattern,
+    AttrPattern,
+    CallPattern,
+    ConstantPattern,
+    DataTypePattern,
+    DFPattern,
+    ExprPattern,
+    ShapePattern,
+    TupleGetItemPattern,
+    TuplePattern,
+    TypePattern,
+    VarPattern,
+    WildcardPattern,
+    is_op,
+    wildcard,
+)
 from .rewrite import CallbackError, RewriteLimitError
 
 __all__ = ["MAX_ROUNDS", "Match", "OpAttrPattern", "OpPattern", "Rewrite", "rewrite_patterns"]
@@ -121,12 +155,356 @@ class _Typing:
         return typed
 
 
-def _apply(rewrite: Rewrite, post: Expr, graph: IndexedGraph, typing: _Typing) -> Expr:
-    grouper = PatternGrouper()
+# --- what each rewrite already knows about the program --------------------------------------
+
+
+def pattern_reach(pattern: DFPattern) -> int | None:
+    """How many levels below a node matching ``pattern`` at it can look at; None: no bound.
+
+    A call pattern looks at its callee and arguments one level down, a tuple
+    at its fields, a projection at its tuple; leaves (wildcards, constants,
+    variables, operators) look no further.  A pattern that refers to itself,
+    or that compares a whole expression or function, has no bound.
+    """
+    on_path: set[DFPattern] = set()
+
+    def reach(p: DFPattern) -> int | None:
+        if p in on_path:
+            return None
+        kind = type(p)
+        if kind in (ConstantPattern, VarPattern):
+            return 0
+        if kind is ExprPattern:
+            return 0 if type(p.expr) in (Op, Constant, Var, GlobalVar) else None
+        on_path.add(p)
+        try:
+            if kind is WildcardPattern:
+                return 0 if p.pattern is None else reach(p.pattern)
+            if kind in (AttrPattern, TypePattern, DataTypePattern, ShapePattern):
+                return reach(p.pattern)
+            if kind is AltPattern:
+                return _deepest(reach(p.left), reach(p.right))
+            if kind is CallPattern:
+                below = _deepest(reach(p.op), *(reach(a) for a in p.args or ()))
+                return None if below is None else below + 1
+            if kind is TuplePattern:
+                below = _deepest(0, *(reach(f) for f in p.fields or ()))
+                return None if below is None else below + 1
+            if kind is TupleGetItemPattern:
+                below = reach(p.tuple)
+                return None if below is None else below + 1
+            return None  # functions, lets, ifs, dominators: whole regions
+        finally:
+            on_path.discard(p)
+
+    return reach(pattern)
+
+
+def needed_calls(pattern: DFPattern) -> frozenset[str] | None:
+    """Operators of which every match of ``pattern`` calls at least one; None: no such set.
+
+    A program without a call of any of them has no match, which needs no
+    grouping to see.
+    """
+    on_path: set[DFPattern] = set()
+
+    def needed(p: DFPattern) -> frozenset[str] | None:
+        if p in on_path:
+            return None
+        kind = type(p)
+        on_path.add(p)
+        try:
+            if kind is AltPattern:
+                left, right = needed(p.left), needed(p.right)
+                return None if left is None or right is None else left | right
+            if kind in (AttrPattern, TypePattern, DataTypePattern, ShapePattern):
+                return needed(p.pattern)
+            if kind is WildcardPattern:
+                return None if p.pattern is None else needed(p.pattern)
+            if kind is CallPattern:
+                calls = call_filter(p)
+                if calls is not None and not calls.open:
+                    return calls.names
+                for arg in p.args or ():
+                    found = needed(arg)
+                    if found is not None:
+                        return found
+            return None
+        finally:
+            on_path.discard(p)
+
+    return needed(pattern)
+
+
+def _deepest(*depths: int | None) -> int | None:
+    return None if None in depths else max(depths)
+
+
+class _Same(dict):
+    """A node's new form, where the nodes not in it are their own."""
+
+    def __missing__(self, key: Expr) -> Expr:
+        return key
+
+
+class _Knowledge:
+    """What one rewrite knows: the program state it last saw, and where it never asked.
+
+    ``step`` counts the changes to the program the rewrite saw (-1: none
+    yet); ``unasked`` are the nodes of that program where its pattern
+    matched but its callback was not asked (the match overlapped another
+    group, or a use of its inside left it), which a later look must ask.
+    """
+
+    __slots__ = ("step", "unasked")
+
+    def __init__(self) -> None:
+        self.step = -1
+        self.unasked: list[Expr] = []
+
+
+class _Tracker:
+    """Where the program changed since each rewrite last looked, to look only there.
+
+    A rewrite's pattern looks a bounded number of levels below a node
+    (:func:`pattern_reach`) and its callback reads only what the pattern
+    matched, with types that never change (a replacement has the type of
+    what it replaces).  Rebuilding a node because a child changed keeps what
+    those levels show unless a replacement sits within them; so a rewrite
+    that changed nothing on an earlier program changes nothing now at every
+    node except those within its reach above a replacement, and the matches
+    whose callback it did not ask.  Those are asked here, each as the only
+    match (so its callback sees itself as the rewritten form, as a run that
+    changes nothing shows it); if none would change anything, neither would
+    the run.  Otherwise the rewrite runs on the whole program: how its
+    matches group depends on all of it.
+
+    ``marks`` lists, for each change still to be looked at by some rewrite,
+    the nodes within reach above a replacement with their distance to it
+    (the nodes of later programs they became), by the operator they call
+    (None: anything else), so that a rewrite of a few operators looks at
+    those only.
+    """
+
+    __slots__ = ("step", "marks", "known", "reaches", "reach", "filters", "needs")
+
+    def __init__(self, rewrites: Sequence[Rewrite]) -> None:
+        # One level more than the pattern's: TVM's reassociation of multiply and divide
+        # may look at a call that is not where the pattern has its own.
+        self.reaches = [None if r is None else r + 1
+                        for r in (pattern_reach(rw.pattern) for rw in rewrites)]
+        self.reach = max((r for r in self.reaches if r is not None), default=0)
+        self.filters: dict[int, tuple] = {}
+        self.needs = [needed_calls(rw.pattern) for rw in rewrites]
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything: the program was typed (and so rebuilt) from scratch."""
+        self.step = 0
+        self.marks: list[tuple[int, dict[str | None, list[tuple[Expr, int]]]]] = []
+        self.known = [_Knowledge() for _ in self.reaches]
+
+    def seen(self, k: int, unasked: list[Expr]) -> None:
+        """Rewrite ``k`` ran on the current program."""
+        know = self.known[k]
+        know.step = self.step
+        know.unasked = unasked
+
+    def changed(self, memo: dict[Expr, Expr], marks: list[tuple[Expr, int]]) -> None:
+        """A rewrite changed the program: ``memo`` gives each node's new form."""
+        self.step += 1
+        steps = [know.step for know, r in zip(self.known, self.reaches)
+                 if r is not None and know.step >= 0]
+        oldest = min(steps, default=self.step)
+        kept = [(step, _by_operator((memo[node], d) for entries in buckets.values()
+                                    for node, d in entries))
+                for step, buckets in self.marks if step > oldest]
+        kept.append((self.step, _by_operator(marks)))
+        self.marks = kept
+        for know in self.known:
+            if know.unasked:
+                know.unasked = [memo[node] for node in know.unasked]
+
+    def keeps(self, k: int, rewrite: Rewrite, graph: IndexedGraph) -> bool:
+        """Whether rewrite ``k`` would change nothing on ``graph`` (False: it may)."""
+        know = self.known[k]
+        needs = self.needs[k]
+        if needs is not None:
+            nodes = graph.nodes
+            if not any(type(nodes[at]) is Call for at in graph.positions(needs)):
+                self.seen(k, [])  # nothing it could match
+                return True
+        reach = self.reaches[k]
+        if know.step < 0 or reach is None:
+            return False
+        if know.step < self.step:
+            if k not in self.filters:
+                self.filters[k] = (call_filter(rewrite.pattern), quick_check(rewrite.pattern))
+            calls, quick = self.filters[k]
+            index = graph.index
+            todo: dict[Expr, None] = {}
+            for step, buckets in self.marks:
+                if step <= know.step:
+                    continue
+                names = (buckets if calls is None or calls.open
+                         else (name for name in calls.names if name in buckets))
+                for name in names:
+                    for node, d in buckets[name]:
+                        if d <= reach and node in index:
+                            todo[node] = None
+            for node in know.unasked:
+                if node in index:
+                    todo[node] = None
+            if todo and not run_deep_if_needed(_all_keep, rewrite, list(todo), graph, calls,
+                                               quick):
+                return False
+        know.step = self.step
+        know.unasked = []
+        return True
+
+
+def _by_operator(marks: Iterable[tuple[Expr, int]]) -> dict[str | None, list[tuple[Expr, int]]]:
+    buckets: dict[str | None, list[tuple[Expr, int]]] = {}
+    for node, d in marks:
+        key = node.op.name if type(node) is Call and type(node.op) is Op else None
+        found = buckets.get(key)
+        if found is None:
+            buckets[key] = [(node, d)]
+        else:
+            found.append((node, d))
+    return buckets
+
+
+def _all_keep(rewrite: Rewrite, nodes: list[Expr], graph: IndexedGraph,
+              calls: CallFilter | None, quick: Callable[[Expr], bool] | None) -> bool:
+    """Whether ``rewrite``'s callback keeps each of ``nodes`` its pattern matches."""
+    pattern = rewrite.pattern
+    matcher = DFPatternMatcher(graph.nodes[-1], graph)
+    for node in nodes:
+        if calls is not None and calls.rejects(node):
+            continue
+        if quick is not None and not quick(node):
+            continue
+        if not matcher.match(pattern, node):
+            continue
+        matched = {p: list(es) for p, es in matcher.memo.items()}
+        try:
+            out = rewrite.callback(node, node, Match(matched, {}))
+        except Exception:  # noqa: BLE001  (undecided here: the run asks again, and reports)
+            return False
+        if out is not node:
+            return False
+    return True
+
+
+class _RecordingGrouper(PatternGrouper):
+    """The grouper, noting the matches whose callback the rewrite will not ask."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.matched: list[Expr] = []
+
+    def group_matches(self, pattern: DFPattern, expr: Expr,
+                      graph: IndexedGraph | None = None) -> dict:
+        self.matched = []
+        return super().group_matches(pattern, expr, graph)
+
+    def _create_group(self, root: Expr, matcher: DFPatternMatcher, plan: object,
+                      graph: IndexedGraph) -> None:
+        self.matched.append(root)
+        super()._create_group(root, matcher, plan, graph)
+
+    def unasked(self, by_root: dict[Expr, object]) -> list[Expr]:
+        """Matches left without a group, and the calls inside groups (never tried)."""
+        out = [root for root in self.matched if root not in by_root]
+        out.extend(node for node in self.gid_of if type(node) is Call and node not in by_root)
+        return out
+
+
+# --- the graph the grouper asks -------------------------------------------------------------
+
+#: Nodes the local search of :meth:`_Graph.dominates` visits before asking the tree.
+LOCAL_DOMINANCE = 256
+
+
+class _Graph(IndexedGraph):
+    """The indexed graph, answering the grouper's post-dominance question from near by.
+
+    The grouper asks whether a group's root post-dominates a use of a node
+    inside the group, a use that sits close to the root.  Every path from a
+    node to the program's result runs through nodes numbered ever higher
+    (the order puts each node after its inputs), so searching up from the
+    use, a path that reaches a node numbered after the root, or the end of
+    the program, without passing the root shows that it does not; a search
+    that runs out with every path stopped at the root shows that it does.
+    Only a search that grows past :data:`LOCAL_DOMINANCE` nodes builds the
+    post-dominator tree of the whole program.  The uses are gathered alone
+    (the base class gathers each node's inputs along with them).
+    """
+
+    __slots__ = ()
+
+    def users(self, node: Expr) -> list[Expr]:
+        if self._outputs is None:
+            self._outputs = _outputs_of(self.nodes, self.index)
+        return super().users(node)
+
+    def dominates(self, node: Expr, other: Expr) -> bool:
+        index = self.index
+        top = index[node]
+        if index[other] >= top:
+            return False
+        seen = {other}
+        stack = [other]
+        while stack:
+            users = self.users(stack.pop())
+            if not users:
+                return False  # the end of a path that missed the root
+            for user in users:
+                if user is node or user in seen:
+                    continue
+                if index[user] > top:
+                    return False
+                seen.add(user)
+                stack.append(user)
+            if len(seen) > LOCAL_DOMINANCE:
+                return super().dominates(node, other)
+        return True
+
+
+def _outputs_of(nodes: list[Expr], index: dict[Expr, int]) -> list[list[int]]:
+    """Each node's users by number, with the base class's edges (a call's callee and
+    arguments, a function's or a let's body, and a let's value into its variable)."""
+    outputs: list[list[int]] = [[] for _ in nodes]
+    for k, node in enumerate(nodes):
+        kind = type(node)
+        if kind is Call:
+            outputs[index[node.op]].append(k)
+            for kid in node.args:
+                outputs[index[kid]].append(k)
+        elif kind is Function:
+            outputs[index[node.body]].append(k)
+        elif kind is Let:
+            outputs[index[node.body]].append(k)
+            outputs[index[node.value]].append(index[node.var])
+        else:
+            for kid in kind._layout_.children(node):
+                outputs[index[kid]].append(k)
+    return outputs
+
+
+# --- one rewrite ----------------------------------------------------------------------------
+
+
+def _apply(rewrite: Rewrite, k: int, post: Expr, graph: IndexedGraph, typing: _Typing,
+           tracker: _Tracker) -> tuple[Expr, IndexedGraph | None]:
+    """``post`` with ``rewrite`` applied once, and its indexed graph (None: not built)."""
+    grouper = _RecordingGrouper()
     run_deep_if_needed(grouper.group_matches, rewrite.pattern, post, graph)
     by_root = grouper.roots()
+    tracker.seen(k, grouper.unasked(by_root))
     if not by_root:
-        return post
+        return post, graph
 
     def at_root(pre: Expr, rebuilt: Expr, memo: dict[Expr, Expr]) -> Expr:
         out = rewrite.callback(pre, rebuilt, Match(by_root[pre].matched, memo))
@@ -135,7 +513,135 @@ def _apply(rewrite: Rewrite, post: Expr, graph: IndexedGraph, typing: _Typing) -
                                 "not a Relay expression")
         return out if out is rebuilt else typing.typed(pre, out)
 
-    return rebuild_bottom_up(post, at_root, by_root, keep_types=True, graph=graph)[0]
+    done = _rebuild(graph, at_root, by_root, tracker.reach)
+    if done is None:
+        return post, graph
+    new_graph, memo, marks = done
+    if typing.stale:
+        return new_graph.nodes[-1], None
+    tracker.changed(memo, marks)
+    return new_graph.nodes[-1], new_graph
+
+
+def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr]], Expr],
+             roots: dict[Expr, object], reach: int
+             ) -> tuple[IndexedGraph, dict[Expr, Expr], list[tuple[Expr, int]]] | None:
+    """The program rebuilt with each root's replacement, or None when every root keeps itself.
+
+    As :func:`~relaypass.dataflow_pattern.rebuild.rebuild_bottom_up` with the
+    graph (roots handed over first, in post-order, while they keep
+    themselves; a node rebuilt because an input changed keeps its type), and
+    more: the new program's nodes come out in an order with each after its
+    inputs, which is its indexed graph without walking it again; and each
+    new node within ``reach`` levels above a replacement is marked with its
+    distance to it (0 for the nodes a callback built).  Returns the new
+    graph, each old node's new form (``memo``: nodes not in it are their own)
+    and the marks.
+    """
+    index = graph.index
+    nodes = graph.nodes
+    first = -1
+    out: Expr | None = None
+    for root in sorted(roots, key=index.__getitem__):
+        out = at_root(root, root, _Same())
+        if out is not root:
+            first = index[root]
+            break
+    if first < 0:
+        return None
+    memo = _Same()
+    new_form = memo.get
+    replaced: set[Expr] = set()
+    near: dict[Expr, int] = {}
+    placed: set[Expr] = set()  # the new nodes in the order, and old ones placed out of turn
+    tail: list[Expr] = []
+    orphans = False  # whether some input of a replaced node may have lost its last use
+
+    def is_placed(node: Expr, k: int) -> bool:
+        # Old nodes before ``k`` are in the order as themselves unless they were rebuilt.
+        if node in placed:
+            return True
+        at = index.get(node)
+        return at is not None and at < k and new_form(node, node) is node
+
+    def place(top: Expr, k: int) -> None:
+        # ``top`` and whatever below it is not in the order yet, in post-order; the nodes
+        # no program had before are marked as new.
+        stack: list[tuple[Expr, bool]] = [(top, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                if node not in placed:
+                    placed.add(node)
+                    tail.append(node)
+                    if node not in index:
+                        near[node] = 0
+                continue
+            if is_placed(node, k):
+                continue
+            stack.append((node, True))
+            for kid in reversed(type(node)._layout_.children(node)):
+                if not is_placed(kid, k):
+                    stack.append((kid, False))
+
+    for k in range(first, len(nodes)):
+        node = nodes[k]
+        post = node
+        if k != first:
+            kind = type(node)
+            # Calls of operators (most nodes) are rebuilt from their arguments directly.
+            op_call = kind is Call and type(node.op) is Op
+            kids = node.args if op_call else kind._layout_.children(node)
+            for kid in kids:
+                if new_form(kid, kid) is not kid:
+                    new_kids = [new_form(x, x) for x in kids]
+                    if op_call:
+                        post = Call(node.op, new_kids, node.attrs, node.type_args, node.span)
+                    else:
+                        post = rebuild(node, new_kids)
+                    if node._checked_type is not None:
+                        set_checked_type(post, node._checked_type)
+                    placed.add(post)
+                    d = reach + 1
+                    for x, new in zip(kids, new_kids):
+                        if x in replaced:
+                            d = 1
+                            break
+                        below = near.get(new)
+                        if below is not None and below < d - 1:
+                            d = below + 1
+                    if d <= reach:
+                        near[post] = d
+                    break
+            out = at_root(node, post, memo) if node in roots else post
+        if out is not post:
+            memo[node] = out
+            replaced.add(node)
+            place(out, k)
+            if not orphans:
+                kept = type(out)._layout_.children(out)
+                orphans = any(kid is not out and kid not in kept
+                              for kid in type(post)._layout_.children(post))
+        else:
+            if post is not node:
+                memo[node] = post
+            elif node in placed:
+                continue  # placed out of turn, under a replacement below it
+            tail.append(post)
+    order = nodes[:first] + tail
+    root = new_form(nodes[-1], nodes[-1])
+    if orphans or order[-1] is not root:
+        live = {root}
+        for node in reversed(order):
+            if node in live:
+                live.update(type(node)._layout_.children(node))
+        order = [node for node in order if node in live]
+    new_index = {node: k for k, node in enumerate(order)}
+    marks = [(node, d) for node, d in near.items() if node in new_index]
+    return _Graph.from_order(order, new_index), memo, marks
+
+
+# --- the driver -----------------------------------------------------------------------------
 
 
 def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
@@ -156,16 +662,21 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
     the other, without changing the program, it is a fixed point (what a
     round that changes nothing shows, found without running the rewrites that
     already saw this very program); a round that leaves the program
-    structurally equal also ends it, as in Relay.
+    structurally equal also ends it, as in Relay.  A rewrite that saw an
+    earlier form of the program looks again only where it changed since
+    (:class:`_Tracker`), and runs on the whole program only when that finds
+    something to change; a rewrite that changes the program hands on the
+    indexed graph of the result, built as it rebuilds.
     """
     post = func
     typed = func._checked_type is not None
     count = len(rewrites)
+    tracker = _Tracker(rewrites)
+    graph: IndexedGraph | None = None
     quiet = 0  # rewrites run in a row on this very program without changing it
     for _ in range(MAX_ROUNDS):
         last = post
-        graph: IndexedGraph | None = None
-        for rewrite in rewrites:
+        for k, rewrite in enumerate(rewrites):
             if quiet >= count:
                 return post
             if not typed:
@@ -173,13 +684,17 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
                 typed = True
                 graph = None
             if graph is None:
-                graph = IndexedGraph(post)
+                graph = _Graph(post)
+                tracker.reset()
+            if tracker.keeps(k, rewrite, graph):
+                quiet += 1
+                continue
             typing = _Typing(type_new)
-            new = _apply(rewrite, post, graph, typing)
+            new, new_graph = _apply(rewrite, k, post, graph, typing, tracker)
             if new is not post:
                 post = new
                 typed = not typing.stale and type_new is not None
-                graph = None
+                graph = new_graph if typed else None
                 quiet = 0
             else:
                 quiet += 1

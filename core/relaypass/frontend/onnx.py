@@ -1,8 +1,8 @@
 """The ONNX importer: ``from_onnx(model) -> (mod, params)``, as Relay's.
 
 Graph inputs that are not initializers become the parameters of ``@main``
-(with their declared shapes, unknown extents as ``Any``, or the shapes the
-caller gives); initializers become constants, or, with
+(with their declared shapes, a dynamic axis as a size variable shared by
+every input naming it, or the shapes the caller gives); initializers become constants, or, with
 ``freeze_params=False``, more parameters whose values come back in
 ``params``.  Nodes are converted in graph order (ONNX graphs are
 topologically sorted) by the converters of :mod:`.onnx_ops`, chosen by the
@@ -25,7 +25,7 @@ from ..errors import RelayPassError
 from ..ir.expr import Constant, Expr, Tuple, Var
 from ..ir.expr import Function as RelayFunction
 from ..ir.module import IRModule
-from ..ir.types import Any, TensorType
+from ..ir.types import Any, SizeVar, TensorType
 from ..op.tuple_wrapper import TupleWrapper
 from .errors import OnnxImportError, OnnxNotInstalledError, UnsupportedOperatorError
 from .onnx_context import ConversionContext
@@ -49,8 +49,11 @@ def from_onnx(
     """Convert an ONNX model to a Relay module whose ``main`` computes the graph's outputs.
 
     ``model`` is an ``onnx.ModelProto``, a path to a ``.onnx`` file or its
-    bytes.  ``shape`` overrides input shapes by input name (``None`` or -1
-    for an unknown extent); ``dtype`` is the dtype of inputs whose element
+    bytes.  A dynamic axis (a ``dim_param``, or no extent) imports as a
+    :class:`~relaypass.ir.types.SizeVar`.  ``shape`` overrides input shapes
+    by input name: an int fixes an axis (for every input sharing its
+    ``dim_param``), a string names a size variable, ``None`` or -1 keeps the
+    model's dynamic axis (``Any`` where the model has an extent); ``dtype`` is the dtype of inputs whose element
     type the model leaves undefined, or a mapping that overrides it per
     input.  ``opset`` overrides the model's opset.  With
     ``freeze_params=False`` the initializers become parameters of ``main``
@@ -152,6 +155,14 @@ def _unsupported_message(counts: Mapping[str, int], opset: int) -> str:
             f"import: {', '.join(parts)}; relaypass help onnx lists the supported operators")
 
 
+def _identifier(text: str) -> str:
+    """A size variable's name from a ``dim_param`` (which may be any string: ``batch_size``,
+    ``Addoutput_dim_0``, ``sequence + 1``): letters, digits and underscores, not starting with
+    a digit, so that the text format can print it."""
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in text.strip()) or "n"
+    return name if not name[0].isdigit() else f"n{name}"
+
+
 def _attributes(node: AnyT, to_array) -> dict[str, AnyT]:
     out: dict[str, AnyT] = {}
     for a in node.attribute:
@@ -191,6 +202,8 @@ class _GraphImporter:
         self._shape = dict(shape)
         self._dtype = dtype
         self._freeze = freeze_params
+        self._size_vars: dict[str, SizeVar] = {}
+        self._dim_values: dict[str, int] = {}
         self._ctx = ConversionContext(opset)
 
     def run(self, graph: AnyT) -> tuple[IRModule, dict[str, np.ndarray]]:
@@ -221,6 +234,7 @@ class _GraphImporter:
                 f"shape= names {', '.join(map(repr, unknown))}, which "
                 f"{'is not a graph input' if len(unknown) == 1 else 'are not graph inputs'}; "
                 f"the inputs are {', '.join(map(repr, names)) or 'none'}")
+        self._bind_dim_params(graph, init_names)
         out = []
         for vi in graph.input:
             if vi.name in init_names:
@@ -245,15 +259,61 @@ class _GraphImporter:
                 raise OnnxImportError(f"graph input {name!r}: {exc}") from None
         else:
             dtype = self._dtype if isinstance(self._dtype, str) else "float32"
+        declared = ([self._declared_dim(name, i, d) for i, d in enumerate(tt.shape.dim)]
+                    if tt.HasField("shape") else None)
         if name in self._shape:
-            dims = [Any() if d is None or (isinstance(d, int) and d < 0) or isinstance(d, str)
-                    else d for d in self._shape[name]]
-        elif tt.HasField("shape"):
-            dims = [d.dim_value if d.HasField("dim_value") else Any() for d in tt.shape.dim]
+            dims = [self._given_dim(name, i, d, declared) for i, d in enumerate(self._shape[name])]
+        elif declared is not None:
+            dims = declared
         else:
             raise OnnxImportError(f"graph input {name!r} has no shape (not even a rank); give it "
                                   f"with from_onnx(shape={{{name!r}: (...)}})")
         return TensorType(dims, dtype)
+
+    def _bind_dim_params(self, graph: AnyT, init_names: set[str]) -> None:
+        """Extents given with ``shape=`` for an axis the model names (``batch``) fix that name
+        for every input: ``shape={"input_ids": (1, 128)}`` fixes the attention mask too."""
+        where: dict[str, str] = {}
+        for vi in graph.input:
+            given = self._shape.get(vi.name)
+            if vi.name in init_names or given is None or not vi.type.HasField("tensor_type"):
+                continue
+            for axis, (dim, value) in enumerate(zip(vi.type.tensor_type.shape.dim, given)):
+                if not dim.dim_param or not isinstance(value, (int, np.integer)) or value < 0:
+                    continue
+                bound = self._dim_values.setdefault(dim.dim_param, int(value))
+                if bound != value:
+                    raise OnnxImportError(
+                        f"shape= gives the axis {dim.dim_param!r} two extents: {bound} "
+                        f"({where[dim.dim_param]}) and {value} (input {vi.name!r}, axis {axis})")
+                where.setdefault(dim.dim_param, f"input {vi.name!r}, axis {axis}")
+
+    def _declared_dim(self, name: str, axis: int, dim: AnyT) -> AnyT:
+        """A dimension of a graph input as the model declares it: its extent, or a size variable
+        (one per ``dim_param`` name, shared by every input that names it; a fresh one for an
+        axis the model leaves unnamed)."""
+        if dim.HasField("dim_value") and dim.dim_value >= 0:
+            return dim.dim_value
+        if dim.dim_param:
+            bound = self._dim_values.get(dim.dim_param)
+            return bound if bound is not None else self._size_var(dim.dim_param)
+        return SizeVar(_identifier(f"{name}_{axis}"))
+
+    def _given_dim(self, name: str, axis: int, dim: AnyT, declared: list | None) -> AnyT:
+        """A dimension from ``shape=``: an int fixes the axis, a string names a size variable,
+        None or -1 keeps the model's symbolic axis (``Any`` where the model has none)."""
+        if isinstance(dim, str):
+            return self._size_var(dim)
+        if dim is None or (isinstance(dim, int) and dim < 0):
+            kept = declared[axis] if declared is not None and axis < len(declared) else None
+            return kept if isinstance(kept, SizeVar) else Any()
+        return dim
+
+    def _size_var(self, dim_param: str) -> SizeVar:
+        var = self._size_vars.get(dim_param)
+        if var is None:
+            var = self._size_vars[dim_param] = SizeVar(_identifier(dim_param))
+        return var
 
     def _initializers(self, graph: AnyT, table: dict[str, Expr]
                       ) -> tuple[dict[str, np.ndarray], list[Var]]:

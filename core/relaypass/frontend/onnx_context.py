@@ -22,6 +22,12 @@ is decided on the ONNX graph: a ``Shape`` or ``Size`` node, and any node
 reading the result of one; only integer and boolean results are replaced
 (positions, extents, masks built from them), so weights computed from
 initializers are left to FoldConstant.
+
+With dynamic axes (size variables in the input types) a shape computation
+may be known entry by entry only: :meth:`ConversionContext.symbolic` follows
+it with :mod:`.onnx_symbolic`, folds the results whose every entry is a
+number, and lets converters read the others (a reshape target
+``[batch, sequence, 12, 64]``) to keep the graph static where they can.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ import numpy as np
 from ..errors import RelayPassError
 from ..ir.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from ..ir.fields import layout_of
-from ..ir.types import Any, TensorType, TupleType, Type
+from ..ir.types import IntImm, TensorType, TupleType, Type
+from . import onnx_symbolic
 from .errors import OnnxImportError, UnsupportedOperatorError
 
 STATIC_VALUE_LIMIT = 1 << 16
@@ -54,7 +61,7 @@ class ConversionContext:
     """
 
     __slots__ = ("opset", "node_index", "node_name", "op_type", "num_outputs", "outputs_used",
-                 "_types", "_values", "_shape_derived")
+                 "_types", "_values", "_symbols", "_shape_derived")
 
     def __init__(self, opset: int) -> None:
         self.opset = opset
@@ -65,6 +72,7 @@ class ConversionContext:
         self.outputs_used: tuple[bool, ...] = (True,)
         self._types: dict[Expr, Type] = {}
         self._values: dict[Expr, object] = {}
+        self._symbols: dict[Expr, object] = {}
         self._shape_derived: set[Expr] = set()
 
     def begin_node(self, index: int, name: str, op_type: str, outputs_used: Sequence[bool]) -> None:
@@ -108,7 +116,15 @@ class ConversionContext:
             # computation, and evaluating the model reports the problem where it happens.
             return expr
         if value is None:
-            return expr
+            # With size variables in the input types the value may still be known entry by
+            # entry (the 768 of a (batch, sequence, 768) shape): fold when every entry is.
+            sym = self.symbolic(expr)
+            if sym is None or not onnx_symbolic.concrete(sym):
+                return expr
+            try:
+                value = onnx_symbolic.numeric(sym, ty.dtype)
+            except (OverflowError, ValueError, TypeError):
+                return expr
         return Constant(np.asarray(value, dtype=ty.dtype))
 
     def known(self, expr: Expr) -> Expr:
@@ -179,7 +195,8 @@ class ConversionContext:
         return ty
 
     def shape(self, expr: Expr) -> tuple:
-        """The shape of a tensor expression: ints, and ``Any`` for unknown extents."""
+        """The shape of a tensor expression: ints, size variables (and expressions of them) for
+        dynamic axes, ``Any`` for extents nobody knows."""
         return self.tensor_type(expr).shape
 
     def rank(self, expr: Expr) -> int:
@@ -191,33 +208,16 @@ class ConversionContext:
     def static_shape(self, expr: Expr, what: str = "the input") -> tuple[int, ...]:
         """The shape of ``expr`` as ints; an error when some extent is unknown."""
         shape = self.shape(expr)
-        if any(isinstance(d, Any) for d in shape):
+        if not all(is_static_dim(d) for d in shape):
             raise self.error(f"{what} must have a static shape here, got ({', '.join(map(str, shape))}); "
-                             f"give the input shapes to from_onnx(shape=...)")
+                             f"fix the dynamic axes of the inputs with from_onnx(shape=...) "
+                             f"(the CLI's --shape)")
         return shape
 
     # --- static values ----------------------------------------------------------------------------
     def value(self, expr: Expr) -> np.ndarray | None:
         """The value of ``expr`` when it is known at import time (and small), else None."""
-        values = self._values
-        got = values.get(expr, _NO_VALUE)
-        if got is not _NO_VALUE:
-            return got  # type: ignore[return-value]
-        stack: list[tuple[Expr, bool]] = [(expr, False)]
-        while stack:
-            node, ready = stack.pop()
-            if node in values:
-                continue
-            if ready:
-                values[node] = self._compute_value(node)
-                continue
-            leaf = self._leaf_value(node)
-            if leaf is not _NO_VALUE:
-                values[node] = leaf
-                continue
-            stack.append((node, True))
-            stack.extend((k, False) for k in _children(node) if k not in values)
-        return values[expr]  # type: ignore[return-value]
+        return _evaluate(self._values, expr, self._leaf_value, self._compute_value)  # type: ignore[return-value]
 
     def _leaf_value(self, node: Expr) -> object:
         """The value of a node whose arguments need not be evaluated (or None if unknowable)."""
@@ -253,14 +253,99 @@ class ConversionContext:
         except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
             raise self.error(f"evaluating {node.op.name} at import time failed: {exc}") from None  # type: ignore[attr-defined]
 
+    # --- symbolic values ---------------------------------------------------------------------------
+    def symbolic(self, expr: Expr) -> np.ndarray | None:
+        """The value of a small integer tensor entry by entry, as :mod:`.onnx_symbolic` computes
+        it (numbers, size variables and expressions of them, None where unknown); None when
+        the expression is not such a tensor or its entries cannot be followed."""
+        got = _evaluate(self._symbols, expr, self._symbolic_leaf, self._compute_symbolic)
+        return got if isinstance(got, np.ndarray) else None
+
+    def symbolic_entries(self, expr: Expr) -> list | None:
+        """The entries of a 0-D or 1-D integer tensor's symbolic value, or None."""
+        sym = self.symbolic(expr)
+        if sym is None or sym.ndim > 1 or np.dtype(self.dtype(expr)).kind not in "iu":
+            return None
+        return list(sym.reshape(-1))
+
+    def shape_sources(self, expr: Expr) -> list[Expr]:
+        """The tensors whose shapes the symbolic value of ``expr`` reads (the arguments of its
+        ``shape_of`` calls), first met first: a target shape ``[batch, sequence, 96]`` computed
+        from ``Shape(x)`` names ``x``, whose type holds ``batch`` and ``sequence``."""
+        symbols = self._symbols
+        out: list[Expr] = []
+        seen: set[Expr] = set()
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if node in seen or symbols.get(node) is None:
+                continue
+            seen.add(node)
+            if isinstance(node, Call) and node.op.name == "shape_of":
+                if node.args[0] not in out:
+                    out.append(node.args[0])
+                continue
+            stack.extend(reversed(_children(node)))
+        return out
+
+    def _symbolic_leaf(self, node: Expr) -> object:
+        """The symbolic value of a node that needs no arguments' (None: it has none)."""
+        if isinstance(node, (Tuple, TupleGetItem)):
+            return _NO_VALUE
+        if isinstance(node, Var):
+            return None
+        ty = self.type_of(node)
+        if not onnx_symbolic.tracks(ty):
+            return None
+        if isinstance(node, Constant):
+            return onnx_symbolic.from_array(node.array)
+        if isinstance(node, Call):
+            op = node.op
+            if op.name in _SHAPE_OPS:
+                arg = self.type_of(node.args[0])
+                if not isinstance(arg, TensorType):
+                    return None
+                dims = onnx_symbolic.dims_of(arg)
+                if op.name == "shape_of":
+                    return dims
+                total: object = 1
+                for d in dims:
+                    total = None if d is None or total is None else total * d
+                out = np.empty((), dtype=object)
+                out[()] = total
+                return out
+            if op.get_attr("TOpIsStateful"):
+                return None
+            return _NO_VALUE
+        return None
+
+    def _compute_symbolic(self, node: Expr) -> object:
+        symbols = self._symbols
+        args = [symbols[k] for k in _children(node)]
+        if any(a is None for a in args):
+            return None
+        if isinstance(node, Tuple):
+            return tuple(args)
+        if isinstance(node, TupleGetItem):
+            got = args[0]
+            return got[node.index] if isinstance(got, tuple) else None
+        call = node
+        dtypes = []
+        for k in call.args:  # type: ignore[attr-defined]
+            ty = self.type_of(k)
+            dtypes.append(tuple(f.dtype for f in ty.fields) if isinstance(ty, TupleType)
+                          else ty.dtype)
+        return onnx_symbolic.evaluate(call.op.name, call.op.get_attr("FKernel"), args, dtypes,  # type: ignore[attr-defined]
+                                      call.attrs, self.dtype(call))  # type: ignore[attr-defined]
+
     def static_value(self, expr: Expr, what: str) -> np.ndarray:
         """The value of ``expr``, which this operator needs at import time; an error otherwise."""
         value = self.value(expr)
         if value is None:
             raise self.error(f"{what} must be known when the model is imported (a constant, or "
-                             f"computed from constants and static shapes); relaypass has no "
-                             f"operators with dynamic shapes: fix the dynamic axes of the inputs "
-                             f"with from_onnx(shape=...) (the CLI's --shape)")
+                             f"computed from constants and static shapes): this operator has no "
+                             f"form whose {what} is computed when the model runs; fix the dynamic "
+                             f"axes of the inputs with from_onnx(shape=...) (the CLI's --shape)")
         return np.asarray(value)
 
     def static_ints(self, expr: Expr, what: str) -> list[int]:
@@ -280,6 +365,34 @@ class ConversionContext:
         """A scalar constant of the dtype of ``like`` (an expression or a dtype name)."""
         dtype = like if isinstance(like, str) else self.dtype(like)
         return Constant(np.array(value, dtype=dtype))
+
+
+def _evaluate(memo: dict, expr: Expr, leaf, compute) -> object:
+    """``memo[expr]``, computed bottom-up with an explicit stack: ``leaf(node)`` gives a node's
+    result without its operands (or ``_NO_VALUE``), ``compute(node)`` from theirs in ``memo``."""
+    got = memo.get(expr, _NO_VALUE)
+    if got is not _NO_VALUE:
+        return got
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        if node in memo:
+            continue
+        if ready:
+            memo[node] = compute(node)
+            continue
+        found = leaf(node)
+        if found is not _NO_VALUE:
+            memo[node] = found
+            continue
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if k not in memo)
+    return memo[expr]
+
+
+def is_static_dim(d: object) -> bool:
+    """Whether a dimension is a number (not ``Any``, not a size variable or an expression)."""
+    return type(d) is IntImm or type(d) is int
 
 
 def _children(node: Expr) -> Sequence[Expr]:

@@ -52,6 +52,7 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..ir.op import Op
+from ..ir.shape_expr import known_int
 from ..ir.structural import structural_equal, structural_hash
 from ..ir.traversal import post_order
 from ..ir.types import Any, TensorType, TupleType, Type
@@ -493,8 +494,11 @@ class _ModelExporter:
     def _value_info(self, name: str, ty: TensorType, dims: Sequence[str | None] | None) -> AnyT:
         shape: list[AnyT] = []
         for k, d in enumerate(ty.shape):
+            given = dims[k] if dims is not None and k < len(dims) else None
             if isinstance(d, Any):
-                shape.append(dims[k] if dims is not None and k < len(dims) else None)
+                shape.append(given)
+            elif known_int(d) is None:  # a size variable (or an expression of them) keeps its name
+                shape.append(given or str(d))
             else:
                 shape.append(int(d))
         return self.onnx.helper.make_tensor_value_info(name, onnx_code(ty.dtype), shape)

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..ir.shape_expr import known_int
 from ..ir.types import Any
 from .onnx_export_graph import GraphBuilder, Node
 
@@ -50,19 +51,30 @@ def clean_up(b: GraphBuilder, outputs: Sequence[str]) -> None:
     _drop_dead(b, outputs)
 
 
+def _unknown(d: object) -> bool:
+    """Whether an extent is not a number (``Any``, a size variable or an expression of them)."""
+    return known_int(d) is None
+
+
 def _static(shape: tuple | None) -> bool:
+    return shape is not None and not any(_unknown(d) for d in shape)
+
+
+def _known(shape: tuple | None) -> bool:
+    """Whether every extent is a number or a size variable (an expression of them): extents
+    that compare equal are then the same."""
     return shape is not None and not any(isinstance(d, Any) for d in shape)
 
 
 def _fits_product(c: np.ndarray, shape: tuple | None) -> bool:
     """Whether ``c`` broadcasts to a Gemm product of ``shape`` (M, N) without changing it; an
     unknown M (a dynamic batch) takes a ``c`` that does not depend on it."""
-    if shape is None or len(shape) != 2 or isinstance(shape[1], Any) or c.ndim > 2:
+    if shape is None or len(shape) != 2 or _unknown(shape[1]) or c.ndim > 2:
         return False
     m, n = shape
     if c.ndim and c.shape[-1] not in (1, int(n)):
         return False
-    if c.ndim == 2 and c.shape[0] != 1 and (isinstance(m, Any) or c.shape[0] != int(m)):
+    if c.ndim == 2 and c.shape[0] != 1 and (_unknown(m) or c.shape[0] != int(m)):
         return False
     return True
 
@@ -82,7 +94,10 @@ class _Rewriter:
         self.nodes = b.nodes
         self.producer: dict[str, int] = {}
         self.uses: dict[str, int] = {}
+        self.shape_reads: dict[str, int] = {}  # no rule makes or removes Shape nodes
         for i, n in enumerate(self.nodes):
+            if n.op_type == "Shape":
+                self.shape_reads[n.inputs[0]] = self.shape_reads.get(n.inputs[0], 0) + 1
             for o in n.outputs:
                 self.producer[o] = i
             for x in n.inputs:
@@ -134,6 +149,18 @@ class _Rewriter:
             return None
         return i, node
 
+    def _read_by_shapes(self, name: str, op_type: str) -> tuple[int, Node] | None:
+        """The node computing ``name`` when it is an ``op_type`` read once besides ``Shape``
+        nodes (and is no graph output)."""
+        i = self.producer.get(name)
+        if (i is None or name in self.keep
+                or self.uses.get(name, 0) != 1 + self.shape_reads.get(name, 0)):
+            return None
+        node = self.nodes[i]
+        if node is None or node.op_type != op_type or node.outputs[0] != name:
+            return None
+        return i, node
+
     def const(self, name: str) -> np.ndarray | None:
         return self.b.arrays.get(name)
 
@@ -148,7 +175,7 @@ class _Rewriter:
 
     def channels(self, name: str) -> int | None:
         shape = self.b.shapes.get(name)
-        if shape is None or len(shape) < 3 or isinstance(shape[1], Any):
+        if shape is None or len(shape) < 3 or _unknown(shape[1]):
             return None
         return int(shape[1])
 
@@ -267,6 +294,12 @@ class _Rewriter:
         """Reshape(MatMul(Reshape(a), Reshape(b))) -> MatMul(a, b) when the reshapes only merge
         and split the same leading batch axes."""
         found = self.source(back.inputs[0], "MatMul")
+        removed_too = True
+        if found is None:
+            # With dynamic batch axes the split's target reads the 3-D product's Shape: the
+            # old product stays for those readers, and goes with them once they are dead.
+            found = self._read_by_shapes(back.inputs[0], "MatMul")
+            removed_too = False
         if found is None:
             return None
         i, mm = found
@@ -276,13 +309,15 @@ class _Rewriter:
         shapes = self.b.shapes
         sa, sb = shapes.get(ra[1].inputs[0]), shapes.get(rb[1].inputs[0])
         out = shapes.get(back.outputs[0])
-        if not (_static(sa) and _static(sb) and _static(out)) or len(sa) < 3:
+        # extents compare as numbers or as size variables (a dynamic batch merged with the
+        # heads is the same ``batch`` on both sides); an ``Any`` proves nothing
+        if not (_known(sa) and _known(sb) and _known(out)) or len(sa) < 3:
             return None
         if not (len(sa) == len(sb) == len(out) and sa[:-2] == sb[:-2] == out[:-2]
                 and sa[-1] == sb[-2] and tuple(out[-2:]) == (sa[-2], sb[-1])):
             return None
         return self.make("MatMul", [ra[1].inputs[0], rb[1].inputs[0]], back.outputs), \
-            [i, ra[0], rb[0]]
+            [i, ra[0], rb[0]] if removed_too else []
 
     def _softmax_nd(self, back: Node) -> tuple[Node, list[int]] | None:
         """Reshape(Softmax(Reshape(x, (rows, cols))), shape of x) -> Softmax(x) along the one
@@ -428,7 +463,7 @@ def _linears_to_gemm(b: GraphBuilder, outputs: Sequence[str]) -> None:
         bias = b.arrays.get(add.inputs[1] if add.inputs[0] == n.outputs[0] else add.inputs[0])
         out = b.shapes.get(add.outputs[0])
         if bias is None or bias.size != weight.shape[1] or bias.shape[-1] != weight.shape[1] or \
-                out is None or sum(isinstance(d, Any) for d in out) > 1:
+                out is None or sum(_unknown(d) for d in out) > 1:
             continue
         after = only_reader(add.outputs[0], "Reshape")
         target = None if after is None else b.arrays.get(after.inputs[1])
@@ -448,7 +483,7 @@ def _linears_to_gemm(b: GraphBuilder, outputs: Sequence[str]) -> None:
         if free_in:
             replaced[id(source)] = [b.make_node("Reshape", [source.inputs[0], flat], [x])]
             rows = b.shapes.get(x, ())[:-1]
-            b.shapes[x] = (Any() if any(isinstance(d, Any) for d in rows)
+            b.shapes[x] = (Any() if any(_unknown(d) for d in rows)
                            else int(np.prod(rows, dtype=np.int64)), k)
             x2 = x
         else:
@@ -464,7 +499,7 @@ def _linears_to_gemm(b: GraphBuilder, outputs: Sequence[str]) -> None:
                 lin.next_reshape.inputs[0] = gemm_out
                 replaced[id(lin.add)] = []
             else:
-                dims = [-1 if isinstance(d, Any) else int(d) for d in b.shapes[lin.add.outputs[0]]]
+                dims = [-1 if _unknown(d) else int(d) for d in b.shapes[lin.add.outputs[0]]]
                 replaced[id(lin.add)] = [b.make_node("Reshape", [gemm_out, b.name(b.ints(dims))],
                                                      list(lin.add.outputs))]
     if replaced:

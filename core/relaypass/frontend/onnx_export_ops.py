@@ -28,6 +28,7 @@ from typing import Any as AnyT
 import numpy as np
 
 from ..ir.expr import Call, Expr
+from ..ir.shape_expr import known_int
 from ..ir.types import Any, TensorType
 from ..op.indexing import _slice_plan
 from ..op.layout import Layout
@@ -80,7 +81,8 @@ def _dtype(expr: Expr) -> str:
 
 
 def _is_any(d: object) -> bool:
-    return isinstance(d, Any)
+    """Whether an extent is not a number (``Any``, a size variable or an expression of them)."""
+    return known_int(d) is None
 
 
 def _static(expr: Expr, what: str) -> tuple[int, ...]:
@@ -684,26 +686,145 @@ def _target_shape(call: Call, newshape: Sequence[int] | None) -> tuple[list[int]
                       f"extents that ONNX's Reshape cannot express")
 
 
-@_export("reshape", "Reshape")
+@_export("reshape", "Reshape (Shape, Slice, Mul, Concat for codes -2, -3, -4 of dynamic shapes)")
 def _reshape_op(b: GraphBuilder, call: Call, args: list) -> Value:
     allowzero = bool(call.attrs.allowzero)
     newshape = None if allowzero else [int(v) for v in call.attrs.newshape]
-    target, zero = _target_shape(call, newshape)
+    try:
+        target, zero = _target_shape(call, newshape)
+    except Unsupported:
+        if newshape is None:
+            raise
+        return b.node("Reshape", [args[0], _relay_codes(b, args[0], _rank(call.args[0]),
+                                                        newshape)])
     if args[0].array is not None and -1 not in target:
         return b.const(args[0].array.reshape(target))
     return b.node("Reshape", [args[0], b.ints(target)], allowzero=1 if zero else None)
 
 
-def _reshape_from_type(name: str) -> None:
-    def mapping(b: GraphBuilder, call: Call, args: list) -> Value:
+def _shape_slice(b: GraphBuilder, x: Value, start: int, end: int | None = None) -> Value:
+    """Extents ``start:end`` of ``x``'s shape, as a 1-D int64 tensor (Shape's start/end)."""
+    return b.node("Shape", [x], start=start, end=end)
+
+
+def _relay_codes(b: GraphBuilder, x: Value, rank: int, newshape: Sequence[int]) -> Value:
+    """The target of a Relay ``newshape`` computed from ``x``'s shape when the model runs:
+    0 copies an extent, -2 the rest, -3 multiplies two, -4 splits one in two."""
+    pieces: list[Value] = []
+    src = 0
+    i = 0
+    while i < len(newshape):
+        v = newshape[i]
+        if v > 0 or v == -1:
+            pieces.append(b.ints([v]))
+            src += 1
+        elif v == 0:
+            pieces.append(_shape_slice(b, x, src, src + 1))
+            src += 1
+        elif v == -2:
+            pieces.append(_shape_slice(b, x, src))
+            src = rank
+        elif v == -3:
+            pieces.append(b.node("Mul", [_shape_slice(b, x, src, src + 1),
+                                         _shape_slice(b, x, src + 1, src + 2)]))
+            src += 2
+        else:  # -4: the next two values split one extent (one of them may be -1)
+            d1, d2 = newshape[i + 1], newshape[i + 2]
+            extent = _shape_slice(b, x, src, src + 1)
+            known = b.ints([d2 if d1 == -1 else d1])
+            rest = b.node("Div", [extent, known])
+            pieces.extend([rest, known] if d1 == -1 else [known, rest] if d2 == -1
+                          else [b.ints([d1]), b.ints([d2])])
+            src += 1
+            i += 2
+        i += 1
+    return pieces[0] if len(pieces) == 1 else b.node("Concat", pieces, axis=0)
+
+
+@_export("contrib_reverse_reshape", "Reshape")
+def _reverse_reshape(b: GraphBuilder, call: Call, args: list) -> Value:
+    target, zero = _target_shape(call, None)
+    return b.node("Reshape", [args[0], b.ints(target)], allowzero=1 if zero else None)
+
+
+@_export("reshape_like", "Reshape (Shape, Concat for dynamic shapes)")
+def _reshape_like(b: GraphBuilder, call: Call, args: list) -> Value:
+    try:
         target, zero = _target_shape(call, None)
+    except Unsupported:
+        pass
+    else:
         return b.node("Reshape", [args[0], b.ints(target)], allowzero=1 if zero else None)
+    attrs = call.attrs
+    rank, like_rank = _rank(call.args[0]), _rank(call.args[1])
+    lhs_end = rank if attrs.lhs_end is None else _axis(int(attrs.lhs_end), rank)
+    rhs_end = like_rank if attrs.rhs_end is None else _axis(int(attrs.rhs_end), like_rank)
+    lhs_begin = _axis(int(attrs.lhs_begin), rank)
+    rhs_begin = _axis(int(attrs.rhs_begin), like_rank)
+    pieces = [_shape_slice(b, args[1], rhs_begin, rhs_end)]
+    if lhs_begin > 0:
+        pieces.insert(0, _shape_slice(b, args[0], 0, lhs_begin))
+    if lhs_end < rank:
+        pieces.append(_shape_slice(b, args[0], lhs_end, rank))
+    target_v = pieces[0] if len(pieces) == 1 else b.node("Concat", pieces, axis=0)
+    return b.node("Reshape", [args[0], target_v])
 
-    _export(name, "Reshape")(mapping)
+
+# --- the dynamic operators: their shape arguments are ONNX's shape inputs -------------------------
 
 
-for _relay in ("contrib_reverse_reshape", "reshape_like"):
-    _reshape_from_type(_relay)
+def _int64(b: GraphBuilder, v: Value, expr: Expr) -> Value:
+    return _cast(b, v, _dtype(expr), "int64")
+
+
+@_export("dyn.reshape", "Reshape")
+def _dyn_reshape(b: GraphBuilder, call: Call, args: list) -> Value:
+    return b.node("Reshape", [args[0], _int64(b, args[1], call.args[1])],
+                  allowzero=1 if call.attrs.allowzero else None)
+
+
+@_export("dyn.broadcast_to", "Expand")
+def _dyn_broadcast_to(b: GraphBuilder, call: Call, args: list) -> Value:
+    return b.node("Expand", [args[0], _int64(b, args[1], call.args[1])])
+
+
+def _dyn_filled(b: GraphBuilder, call: Call, shape: Value, fill: np.ndarray) -> Value:
+    value = b.tensor_attr(np.asarray(fill, dtype=_dtype(call)).reshape(1))
+    return b.node("ConstantOfShape", [shape], value=value)
+
+
+@_export("dyn.zeros", "ConstantOfShape")
+def _dyn_zeros(b: GraphBuilder, call: Call, args: list) -> Value:
+    return _dyn_filled(b, call, _int64(b, args[0], call.args[0]), np.zeros(()))
+
+
+@_export("dyn.ones", "ConstantOfShape")
+def _dyn_ones(b: GraphBuilder, call: Call, args: list) -> Value:
+    return _dyn_filled(b, call, _int64(b, args[0], call.args[0]), np.ones(()))
+
+
+@_export("dyn.full", "ConstantOfShape (constant fill), Expand")
+def _dyn_full(b: GraphBuilder, call: Call, args: list) -> Value:
+    fill, shape = args[0], _int64(b, args[1], call.args[1])
+    if fill.array is not None and fill.array.size == 1:
+        return _dyn_filled(b, call, shape, fill.array.reshape(()))
+    return b.node("Expand", [_cast(b, fill, _dtype(call.args[0]), _dtype(call)), shape])
+
+
+@_export("dyn.tile", "Tile")
+def _dyn_tile(b: GraphBuilder, call: Call, args: list) -> Value:
+    if _shape(call.args[1]) != (_rank(call.args[0]),):
+        raise Unsupported("repeats of a length other than the data's rank")
+    return b.node("Tile", [args[0], _int64(b, args[1], call.args[1])])
+
+
+@_export("dyn.strided_slice", "Slice")
+def _dyn_strided_slice(b: GraphBuilder, call: Call, args: list) -> Value:
+    if call.attrs.slice_mode != "end":
+        raise Unsupported(f"slice_mode={call.attrs.slice_mode!r}")
+    (k,) = _shape(call.args[1])
+    begin, end, strides = (_int64(b, v, e) for v, e in zip(args[1:], call.args[1:]))
+    return b.node("Slice", [args[0], begin, end, b.ints(list(range(int(k)))), strides])
 
 
 @_export("nn.batch_flatten", "Flatten")
@@ -719,9 +840,12 @@ def _transpose_op(b: GraphBuilder, call: Call, args: list) -> Value:
     return _transpose(b, args[0], perm)
 
 
-@_export("layout_transform", "Transpose")
+@_export("layout_transform", "Transpose (Reshape for blocked layouts)")
 def _layout_transform(b: GraphBuilder, call: Call, args: list) -> Value:
     src, dst = call.attrs.src_layout, call.attrs.dst_layout
+    if not (Layout(src, call.op.name).is_primal and Layout(dst, call.op.name).is_primal):
+        shape = _static(call.args[0], "a layout_transform into or out of blocks")
+        return _relayout(b, args[0], shape, src, dst, call.op.name)
     return _transpose(b, args[0], _layout_perm(src, dst, call.op.name))
 
 
@@ -1020,13 +1144,17 @@ def _resize_attrs(method: str, coordinates: str, rounding: str = "", cubic_alpha
     return attrs
 
 
+def _upsampling_coordinates(n: int, attrs: AnyT) -> str:
+    """Resize's coordinate transformation for (dyn.)nn.upsampling / upsampling3d."""
+    if n == 2:
+        return "align_corners" if attrs.align_corners else "asymmetric"
+    return str(attrs.coordinate_transformation_mode)
+
+
 def _upsampling(n: int) -> Mapping:
     def mapping(b: GraphBuilder, call: Call, args: list) -> Value:
         attrs = call.attrs
-        if n == 2:
-            coordinates = "align_corners" if attrs.align_corners else "asymmetric"
-        else:
-            coordinates = attrs.coordinate_transformation_mode
+        coordinates = _upsampling_coordinates(n, attrs)
         resize = _resize_attrs(attrs.method, coordinates)
         out = _shape(call)
         if all(not _is_any(d) for d in out):
@@ -1106,7 +1234,13 @@ def _topk(b: GraphBuilder, call: Call, args: list) -> AnyT:
         kv = b.ints([int(shape[axis])])
     else:
         kv = b.node("Shape", [args[0]], start=axis, end=axis + 1)
-    values, indices = b.node("TopK", [args[0], kv], outputs=2, axis=axis,
+    return _topk_node(b, call, args[0], kv, axis)
+
+
+def _topk_node(b: GraphBuilder, call: Call, x: Value, k: Value, axis: int) -> AnyT:
+    """ONNX's TopK for a (dyn.)topk call, its indices cast and its results picked as the
+    call's ``ret_type`` says."""
+    values, indices = b.node("TopK", [x, k], outputs=2, axis=axis,
                              largest=int(not call.attrs.is_ascend), sorted=1)
     indices = _cast(b, indices, "int64", str(call.attrs.dtype))
     ret = call.attrs.ret_type
@@ -1184,6 +1318,196 @@ def _resize2d(b: GraphBuilder, call: Call, args: list) -> Value:
     return _cast(b, out, _dtype(call.args[0]), _dtype(call))
 
 
+@_export("dyn.squeeze", "Squeeze")
+def _dyn_squeeze(b: GraphBuilder, call: Call, args: list) -> Value:
+    axes = args[1] if _rank(call.args[1]) == 1 else _reshape(b, args[1], [1])
+    return b.node("Squeeze", [args[0], _int64(b, axes, call.args[1])])
+
+
+@_export("dyn.expand_dims", "Unsqueeze (Add, Range for several new axes)")
+def _dyn_expand_dims(b: GraphBuilder, call: Call, args: list) -> Value:
+    count = int(call.attrs.num_newaxis)
+    if count == 0:
+        return args[0]
+    # Relay counts a negative axis from the input's rank + 1, ONNX from the output's rank:
+    # the new axes are axis, axis + 1, ... after axis is made non-negative
+    rank = _rank(call.args[0])
+    axis = _reshape(b, _int64(b, args[1], call.args[1]), [1])
+    negative = b.node("Less", [axis, b.ints([0])])
+    start = b.node("Where", [negative, b.node("Add", [axis, b.ints([rank + 1])]), axis])
+    axes = b.node("Add", [start, b.ints(list(range(count)))])
+    return b.node("Unsqueeze", [args[0], axes])
+
+
+@_export("dyn.topk", "TopK")
+def _dyn_topk(b: GraphBuilder, call: Call, args: list) -> AnyT:
+    axis = _axis(int(call.attrs.axis), _rank(call.args[0]))
+    k = _reshape(b, _int64(b, args[1], call.args[1]), [1])
+    # k = 0 (or less) takes the whole axis, as the static operator does
+    whole = b.node("Shape", [args[0]], start=axis, end=axis + 1)
+    k = b.node("Where", [b.node("Less", [k, b.ints([1])]), whole, k])
+    return _topk_node(b, call, args[0], k, axis)
+
+
+@_export("dyn.one_hot", "OneHot")
+def _dyn_one_hot(b: GraphBuilder, call: Call, args: list) -> Value:
+    indices, on, off, depth = args
+    values = b.node("Concat", [_reshape(b, _cast(b, off, _dtype(call.args[2]), _dtype(call)), [1]),
+                               _reshape(b, _cast(b, on, _dtype(call.args[1]), _dtype(call)), [1])],
+                    axis=0)
+    return b.node("OneHot", [indices, _int64(b, depth, call.args[3]), values],
+                  axis=int(call.attrs.axis))
+
+
+@_export("dyn.nn.pad", "Pad (Transpose, Reshape of the widths)")
+def _dyn_pad(b: GraphBuilder, call: Call, args: list) -> Value:
+    # Relay's widths are (rank, 2) pairs; ONNX's pads are all the befores, then the afters
+    pads = _reshape(b, b.node("Transpose", [_int64(b, args[1], call.args[1])], perm=[1, 0]), [-1])
+    mode = call.attrs.pad_mode
+    if mode == "constant":
+        value = args[2]
+        if _rank(call.args[2]) != 0:
+            value = _reshape(b, value, [])
+        return b.node("Pad", [args[0], pads, value], mode="constant")
+    return b.node("Pad", [args[0], pads], mode=mode)
+
+
+@_export("dyn.image.resize2d", "Resize")
+def _dyn_resize2d(b: GraphBuilder, call: Call, args: list) -> Value:
+    attrs = call.attrs
+    if attrs.coordinate_transformation_mode == "tf_crop_and_resize":
+        raise Unsupported("tf_crop_and_resize with a roi computed when the model runs")
+    size = _int64(b, args[1], call.args[1])
+    if attrs.layout == "NCHW":
+        sizes = b.node("Concat", [b.node("Shape", [args[0]], start=0, end=2), size], axis=0)
+    elif attrs.layout == "NHWC":
+        sizes = b.node("Concat", [b.node("Shape", [args[0]], start=0, end=1), size,
+                                  b.node("Shape", [args[0]], start=3, end=4)], axis=0)
+    else:
+        raise Unsupported(f"layout {attrs.layout!r}")
+    extra = _resize_attrs(attrs.method, attrs.coordinate_transformation_mode,
+                          attrs.rounding_method, attrs.cubic_alpha, attrs.cubic_exclude)
+    out = b.node("Resize", [args[0], None, None, sizes], **extra)
+    return _cast(b, out, _dtype(call.args[0]), _dtype(call))
+
+
+def _dyn_upsampling(n: int) -> Mapping:
+    def mapping(b: GraphBuilder, call: Call, args: list) -> Value:
+        attrs = call.attrs
+        coordinates = _upsampling_coordinates(n, attrs)
+        layout = Layout(attrs.layout, call.op.name)
+        rank = _rank(call.args[0])
+        pieces = [b.const(np.ones(1, np.float32)) for _ in range(rank)]
+        for letter, value, expr in zip(_SPATIAL[n], args[1:], call.args[1:]):
+            pieces[layout.index(letter)] = _reshape(b, _cast(b, value, _dtype(expr), "float32"), [1])
+        scales = b.node("Concat", pieces, axis=0)
+        return b.node("Resize", [args[0], None, scales], **_resize_attrs(attrs.method, coordinates))
+
+    return mapping
+
+
+_export("dyn.nn.upsampling", "Resize")(_dyn_upsampling(2))
+_export("dyn.nn.upsampling3d", "Resize")(_dyn_upsampling(3))
+
+
+def _sparse_to_dense_value(b: GraphBuilder, call: Call, indices: Value, values: Value,
+                           default: Value, shape: Value) -> Value:
+    """ScatterND of the values into a tensor of the default value: indices of rank 0 or 1
+    address the first axis, rows of a 2-D one address the leading axes."""
+    dtype = _dtype(call)
+    index_expr = call.args[0]
+    indices = _int64(b, indices, index_expr)
+    rank = _rank(index_expr)
+    if rank == 0:
+        indices = _reshape(b, indices, [1, 1])
+    elif rank == 1:
+        indices = _unsqueeze(b, indices, [1])
+    count = b.node("Shape", [indices], start=0, end=1)
+    filled = b.node("Expand", [_reshape(b, _cast(b, default, _dtype(call.args[2]), dtype), []),
+                               shape])
+    updates = b.node("Expand", [_cast(b, values, _dtype(call.args[1]), dtype), count])
+    return b.node("ScatterND", [filled, indices, updates])
+
+
+@_export("sparse_to_dense", "ScatterND, Expand")
+def _sparse_to_dense(b: GraphBuilder, call: Call, args: list) -> Value:
+    shape = b.ints([int(d) for d in call.attrs.output_shape])
+    return _sparse_to_dense_value(b, call, args[0], args[1], args[2], shape)
+
+
+@_export("dyn.sparse_to_dense", "ScatterND, Expand")
+def _dyn_sparse_to_dense(b: GraphBuilder, call: Call, args: list) -> Value:
+    return _sparse_to_dense_value(b, call, args[0], args[1], args[2],
+                                  _int64(b, args[3], call.args[3]))
+
+
 @_export("cumprod", "(none before opset 26, which has CumProd)")
 def _cumprod(b: GraphBuilder, call: Call, args: list) -> Value:
     raise Unsupported("ONNX has CumProd from opset 26; the exporter writes opsets up to 21")
+
+
+# --- blocked layouts (what AlterOpLayout and ConvertLayout to NCHW16c produce) -------------------
+
+
+def _relayout(b: GraphBuilder, v: Value, shape: Sequence[int], src: str, dst: str,
+              op: str) -> Value:
+    """``v`` (static ``shape``, in layout ``src``) in layout ``dst``, either possibly blocked
+    (NCHW16c): a Transpose that puts each primal axis before its block, one Reshape that
+    merges and splits the blocks, and a Transpose into ``dst``'s order."""
+    s, d = Layout(src, op), Layout(dst, op)
+    if s.name == d.name:
+        return v
+    perm: list[int] = []
+    primal: list[int] = []
+    for letter in d.primal:
+        perm.append(s.index(letter))
+        extent = shape[s.index(letter)]
+        if s.index(letter.lower()) >= 0:
+            perm.append(s.index(letter.lower()))
+            extent *= shape[s.index(letter.lower())]
+        primal.append(extent)
+    v = _transpose(b, v, perm)
+    split: list[int] = []
+    labels: list[str] = []
+    for letter, extent in zip(d.primal, primal):
+        factor = d.factor(letter)
+        split.extend([extent] if factor is None else [extent // factor, factor])
+        labels.extend([letter] if factor is None else [letter, letter.lower()])
+    if split != [shape[k] for k in perm]:
+        v = _reshape(b, v, split)
+    return _transpose(b, v, [labels.index(a) for a, _ in d.axes])
+
+
+def _blocked_conv2d(b: GraphBuilder, call: Call, args: list) -> Value:
+    """A blocked conv2d: the data and weight unblocked to NCHW and OIHW, a Conv, the result
+    blocked into ``out_layout``."""
+    _same_out_dtype(call)
+    attrs, op = call.attrs, call.op.name
+    dshape = _static(call.args[0], f"{op}'s data")
+    wshape = _static(call.args[1], f"{op}'s weight")
+    kernel = attrs.kernel_layout
+    if len(wshape) == 6 and len(kernel) == 4:  # topi's packing, read by the weight's shape
+        kernel = f"OIHW{wshape[4]}i{wshape[5]}o"
+    out_layout = attrs.out_layout or attrs.data_layout
+    out_primal = Layout(out_layout, op).primal_extents(_static(call, f"{op}'s result"), op)
+    kernel_extents = Layout(kernel, op).primal_extents(wshape, op)
+    x = _relayout(b, args[0], dshape, attrs.data_layout, "NCHW", op)
+    w = _relayout(b, args[1], wshape, kernel, "OIHW", op)
+    y = b.node("Conv", [x, w], kernel_shape=[int(kernel_extents[a]) for a in "HW"],
+               strides=[int(s) for s in attrs.strides], pads=_pads(attrs.padding, 2),
+               dilations=[int(d) for d in attrs.dilation], group=int(attrs.groups))
+    return _relayout(b, y, [int(out_primal[a]) for a in "NCHW"], "NCHW", out_layout, op)
+
+
+_export("nn.contrib_conv2d_NCHWc", "Conv, Transpose, Reshape")(_blocked_conv2d)
+_export("nn.contrib_depthwise_conv2d_NCHWc", "Conv, Transpose, Reshape")(_blocked_conv2d)
+
+
+@_export("nn.contrib_dense_pack", "Gemm, Transpose, Reshape")
+def _dense_pack(b: GraphBuilder, call: Call, args: list) -> Value:
+    _same_out_dtype(call)
+    if _rank(call.args[0]) != 2:
+        raise Unsupported("nn.contrib_dense_pack takes 2-D data")
+    wshape = _static(call.args[1], "nn.contrib_dense_pack's weight")
+    weight = _relayout(b, args[1], wshape, call.attrs.weight_layout, "NC", call.op.name)
+    return b.node("Gemm", [args[0], weight], transB=1)

@@ -30,8 +30,10 @@ import numpy as np
 from .. import op as _op
 from ..ir.expr import Constant, Expr
 from ..ir.types import Any
+from ..op import dynamic as _dyn
 from ..op import nn as _nn
-from .onnx_context import ConversionContext
+from . import onnx_symbolic
+from .onnx_context import ConversionContext, is_static_dim
 
 __all__ = ["CONVERTERS", "OnnxOpConverter", "converter_for", "onnx_dtype"]
 
@@ -113,23 +115,91 @@ def _axes(axes: Sequence[int], rank: int, ctx: Ctx, what: str = "axes") -> list[
     return out
 
 
+_static = is_static_dim
+
+_TO_END = 2**63 - 1
+"""A slice end past every extent (ONNX's and numpy's "to the end")."""
+
+
 def _prod(dims: Sequence) -> int | None:
     """The product of extents, or None when one of them is unknown."""
     total = 1
     for d in dims:
-        if isinstance(d, Any):
+        if not _static(d):
             return None
         total *= d
     return total
 
 
+def _reshape_codes(in_shape: Sequence, entries: Sequence, allowzero: bool) -> list[int] | None:
+    """A static ``newshape`` for a target known entry by entry (numbers, size variables, None).
+
+    An entry that is the input's extent at the same position becomes Relay's 0
+    (copy it), so ``[batch, sequence, 12, 64]`` for a ``(batch, sequence, 768)``
+    input is ``[0, 0, 12, 64]`` and the result's type keeps both variables; one
+    other unknown entry becomes -1 (inferred from the size).  None when more
+    than one entry stays unknown, or one does beside a -1 of the target.
+    """
+    codes: list[int] = []
+    infer = False
+    for i, e in enumerate(entries):
+        if onnx_symbolic.is_number(e):
+            v = int(e)  # type: ignore[call-overload]
+            if v == -1:
+                if infer:
+                    return None
+                infer = True
+            codes.append(v)
+        elif (not allowzero and i < len(in_shape)
+              and onnx_symbolic.same_dim(e, onnx_symbolic.entry(in_shape[i]))):
+            codes.append(0)
+        elif infer:
+            return None
+        else:
+            infer = True
+            codes.append(-1)
+    return codes
+
+
+def _reshape_from_source(x: Expr, entries: list, target: Expr, ctx: Ctx) -> Expr | None:
+    """A static reshape to a target whose symbolic extents are a run of another tensor's.
+
+    GPT-2 reshapes its ``(batch*sequence, 96)`` projection to ``[batch,
+    sequence, 96]``, read from the block's input: no 0/-1 code copies two
+    extents out of one, but ``reshape_like`` takes them from that input's
+    type.  The data is first reshaped so that one axis stands where the run
+    goes (a no-op when it already does); None when the target has no such
+    run in a tensor it was computed from.
+    """
+    unknown = [i for i, e in enumerate(entries) if not onnx_symbolic.is_number(e)]
+    j0, j1 = unknown[0], unknown[-1] + 1
+    run = entries[j0:j1]
+    rest = entries[:j0] + entries[j1:]
+    if any(e is None for e in run) or any(int(e) <= 0 for e in rest):
+        return None
+    for src in ctx.shape_sources(target):
+        dims = [onnx_symbolic.entry(d) for d in ctx.shape(src)]
+        for rb in range(len(dims) - len(run) + 1):
+            if not all(onnx_symbolic.same_dim(a, b) for a, b in zip(run, dims[rb:rb + len(run)])):
+                continue
+            merged = [*rest[:j0], -1, *rest[j0:]]
+            have = [onnx_symbolic.entry(d) for d in ctx.shape(x)]
+            if not (len(have) == len(merged) and have[:j0] == rest[:j0]
+                    and have[j0 + 1:] == rest[j0:]):
+                x = _op.reshape(x, merged)
+            return _op.reshape_like(x, src, lhs_begin=j0, lhs_end=j0 + 1, rhs_begin=rb,
+                                    rhs_end=rb + len(run))
+    return None
+
+
 def _reshape_to(x: Expr, dims: Sequence, ctx: Ctx, what: str) -> Expr:
-    """Reshape to ``dims`` (ints and Any); at most one unknown extent, which becomes -1."""
-    unknown = sum(isinstance(d, Any) for d in dims)
-    if unknown > 1:
+    """Reshape to ``dims`` (ints, size variables, Any): extents the input has at the same
+    position are copied (0), at most one other unknown extent is inferred (-1)."""
+    codes = _reshape_codes(ctx.shape(x), [onnx_symbolic.entry(d) for d in dims], False)
+    if codes is None:
         raise ctx.error(f"{what} needs at most one unknown extent, got shape "
                         f"({', '.join(map(str, dims))}); give the input shapes to from_onnx")
-    return _op.reshape(x, [-1 if isinstance(d, Any) else int(d) for d in dims])
+    return _op.reshape(x, codes)
 
 
 def _flatten_axis(attrs: Attrs, rank: int, ctx: Ctx) -> int:
@@ -365,7 +435,7 @@ def _legacy_broadcast(a: Expr, b: Expr, attrs: Attrs, ctx: Ctx) -> Expr:
     sa, sb = ctx.shape(a), ctx.shape(b)
     if not attrs.get("broadcast", 0):
         same = len(sa) == len(sb) and all(
-            isinstance(x, Any) or isinstance(y, Any) or x == y for x, y in zip(sa, sb))
+            not _static(x) or not _static(y) or x == y for x, y in zip(sa, sb))
         if not same:
             raise ctx.error(f"without broadcast=1 (opset {ctx.opset} < 7) both inputs must have "
                             f"the same shape, got {tuple(sa)} and {tuple(sb)}")
@@ -529,7 +599,7 @@ class PRelu(OnnxOpConverter):
         x, slope = _need(inputs, 0, ctx, "X"), _need(inputs, 1, ctx, "slope")
         shape, sshape = ctx.shape(x), ctx.shape(slope)
         per_channel = (len(shape) >= 2 and len(sshape) == len(shape) - 1
-                       and not isinstance(sshape[0], Any) and sshape[0] > 1
+                       and _static(sshape[0]) and sshape[0] > 1
                        and sshape[0] == shape[1] and all(d == 1 for d in sshape[1:]))
         if per_channel:
             return _nn.prelu(x, _op.reshape(slope, [sshape[0]]) if len(sshape) > 1 else slope,
@@ -583,7 +653,7 @@ def _pads(attrs: Attrs, in_dims: Sequence, kernel: Sequence[int], strides: Seque
     begins, ends = [], []
     for i in range(n):
         d = in_dims[i]
-        if isinstance(d, Any):
+        if not _static(d):
             raise ctx.error(f"auto_pad={auto} needs static spatial extents, got {tuple(in_dims)}")
         out = -(-d // strides[i])
         total = max((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - d, 0)
@@ -622,7 +692,7 @@ class Conv(OnnxOpConverter):
         out = _nd_op("conv{n}d", n)(
             x, w, strides=strides, padding=pads, dilation=dilations,
             groups=int(attrs.get("group", 1)),
-            channels=None if isinstance(out_channels, Any) else out_channels, kernel_size=kernel)
+            channels=None if not _static(out_channels) else out_channels, kernel_size=kernel)
         return out if b is None else _nn.bias_add(out, b, axis=1)
 
 
@@ -663,7 +733,7 @@ class ConvTranspose(OnnxOpConverter):
         else:
             pads = _ints_attr(attrs, "pads", 2 * n, 0, ctx)
         wshape = ctx.shape(w)
-        channels = None if isinstance(wshape[1], Any) else wshape[1] * group
+        channels = None if not _static(wshape[1]) else wshape[1] * group
         out = _nd_op("conv{n}d_transpose", n)(
             x, w, strides=strides, padding=pads, dilation=dilations, groups=group,
             channels=channels, kernel_size=kernel, output_padding=out_pad)
@@ -892,7 +962,7 @@ class Gemm(OnnxOpConverter):
         out = cls._product(inputs, attrs, ctx)
         if not attrs.get("broadcast", 0) and attrs.get("beta", 1.0) != 0:
             so, sc = ctx.shape(out), ctx.shape(c)
-            if len(sc) != 2 or any(not isinstance(a, Any) and not isinstance(b, Any) and a != b
+            if len(sc) != 2 or any(_static(a) and _static(b) and a != b
                                    for a, b in zip(so, sc)):
                 raise ctx.error(f"without broadcast=1 (opset {ctx.opset} < 7) C must have the "
                                 f"output's shape {tuple(so)}, got {tuple(sc)}")
@@ -918,7 +988,7 @@ class Gemm(OnnxOpConverter):
         if not attrs.get("transB", 0):
             b = _op.transpose(b, (1, 0))
         units = ctx.shape(b)[0]
-        out = _nn.dense(a, b, units=None if isinstance(units, Any) else units)
+        out = _nn.dense(a, b, units=None if not _static(units) else units)
         alpha = attrs.get("alpha", 1.0)
         return out if alpha == 1.0 else _op.multiply(out, ctx.scalar(alpha, out))
 
@@ -948,7 +1018,7 @@ class MatMul(OnnxOpConverter):
             return _op.squeeze(cls._impl_v1([a, _op.expand_dims(b, 1)], attrs, ctx), [-1])
         if rb == 2:
             n = ctx.shape(b)[1]
-            return _nn.dense(a, _op.transpose(b, (1, 0)), units=None if isinstance(n, Any) else n)
+            return _nn.dense(a, _op.transpose(b, (1, 0)), units=None if not _static(n) else n)
         sa, sb = ctx.shape(a), ctx.shape(b)
         batch = _broadcast_dims(sa[:-2], sb[:-2], ctx)
         a3 = cls._stack(a, sa, batch, ctx)
@@ -956,20 +1026,52 @@ class MatMul(OnnxOpConverter):
         out = _nn.batch_matmul(a3, b3, transpose_b=False)
         if len(batch) == 1:
             return out
-        return _reshape_to(out, [*batch, sa[-2], sb[-1]], ctx, "MatMul's result")
+        target = [*batch, sa[-2], sb[-1]]
+        if all(_static(d) for d in target):
+            return _op.reshape(out, [int(d) for d in target])
+        return cls._split_batch(out, batch, ctx)
+
+    @staticmethod
+    def _split_batch(x: Expr, batch: Sequence, ctx: Ctx) -> Expr:
+        """Split the merged leading axis of ``x`` back into ``batch``, one axis at a time with
+        Relay's -4 code, so that size variables among the batch axes stay in the type."""
+        for i in range(len(batch) - 1):
+            rest = _prod(batch[i + 1:])
+            head = int(batch[i]) if _static(batch[i]) else -1
+            if head == -1 and rest is None:
+                raise ctx.error(f"the batch axes {tuple(batch)} have more than one dynamic "
+                                f"extent; fix the input shapes with from_onnx(shape=...)")
+            x = _op.reshape(x, [0] * i + [-4, head, -1 if rest is None else rest, -2])
+        return x
 
     @staticmethod
     def _stack(x: Expr, shape: Sequence, batch: Sequence, ctx: Ctx) -> Expr:
         """``x`` as a 3-D stack of matrices over the (broadcast) batch axes."""
         target = (*batch, *shape[-2:])
-        if tuple(shape) != target:
-            if any(isinstance(d, Any) for d in target):
+        if len(shape) != len(target) or any(a is not b and a != b for a, b in zip(shape, target)):
+            if any(not _static(d) for d in target):
                 raise ctx.error(f"broadcasting the batch axes of {tuple(shape)} needs static "
                                 f"shapes")
             x = _op.broadcast_to(x, target)
         if len(batch) == 1:
             return x
-        return _reshape_to(x, [_prod(batch) or Any(), *shape[-2:]], ctx, "MatMul's operand")
+        if all(_static(d) for d in target):
+            return _op.reshape(x, [_prod(batch), *(int(d) for d in shape[-2:])])
+        for _ in range(len(batch) - 1):  # merge the batch axes two at a time (Relay's -3)
+            x = _op.reshape(x, [-3, -2])
+        return x
+
+
+def _broadcast_symbolic(x, y):
+    """The broadcast of two extents one of which is symbolic: a size variable is either 1 or
+    the other extent, so the static side wins (unless it is 1), as does the same variable."""
+    if x == 1:
+        return y
+    if y == 1 or _static(x):
+        return x
+    if _static(y):
+        return y
+    return x if onnx_symbolic.same_dim(x, y) else Any()
 
 
 def _broadcast_dims(a: Sequence, b: Sequence, ctx: Ctx) -> list:
@@ -977,8 +1079,10 @@ def _broadcast_dims(a: Sequence, b: Sequence, ctx: Ctx) -> list:
     for i in range(1, max(len(a), len(b)) + 1):
         x = a[-i] if i <= len(a) else 1
         y = b[-i] if i <= len(b) else 1
-        if isinstance(x, Any) or isinstance(y, Any):
+        if type(x) is Any or type(y) is Any:
             out.append(y if x == 1 else x if y == 1 else Any())
+        elif not _static(x) or not _static(y):
+            out.append(_broadcast_symbolic(x, y))
         elif x == y or y == 1:
             out.append(x)
         elif x == 1:
@@ -1055,8 +1159,22 @@ class Reshape(OnnxOpConverter):
 
     @classmethod
     def _impl_v5(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
-        shape = ctx.static_ints(_need(inputs, 1, ctx, "shape"), "the target shape")
-        return _reshape(_need(inputs, 0, ctx, "data"), shape, bool(attrs.get("allowzero", 0)), ctx)
+        x, target = _need(inputs, 0, ctx, "data"), _need(inputs, 1, ctx, "shape")
+        allowzero = bool(attrs.get("allowzero", 0))
+        if ctx.value(target) is not None:
+            return _reshape(x, ctx.static_ints(target, "the target shape"), allowzero, ctx)
+        entries = ctx.symbolic_entries(target)
+        if entries is not None:
+            # allowzero only changes what a 0 in the target means: without one, Relay's copy
+            # code 0 is free for the extents the target shares with the input
+            allowzero = allowzero and any(onnx_symbolic.is_number(e) and e == 0 for e in entries)
+            codes = _reshape_codes(ctx.shape(x), entries, allowzero)
+            if codes is not None:
+                return _reshape(x, codes, allowzero, ctx)
+            like = _reshape_from_source(x, entries, target, ctx)
+            if like is not None:
+                return like
+        return _dyn.reshape(x, _as_int64(target, ctx), allowzero)
 
 
 @_register()
@@ -1112,7 +1230,7 @@ class _SplitBase(OnnxOpConverter):
         if sizes is None:
             if count == 1:
                 return [x]
-            if isinstance(extent, Any):
+            if not _static(extent):
                 if uneven:
                     raise ctx.error("an uneven split needs a static extent along the axis")
                 return list(_op.split(x, count, axis))
@@ -1126,7 +1244,7 @@ class _SplitBase(OnnxOpConverter):
         sizes = [int(s) for s in sizes]
         if len(sizes) != count:
             raise ctx.error(f"split sizes {sizes} do not match the {count} outputs")
-        if not isinstance(extent, Any) and sum(sizes) != extent:
+        if _static(extent) and sum(sizes) != extent:
             raise ctx.error(f"split sizes {sizes} do not add up to the extent {extent}")
         if count == 1:
             return [x]
@@ -1179,11 +1297,60 @@ class Slice(OnnxOpConverter):
 
     @classmethod
     def _impl_v10(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
-        starts = ctx.static_ints(_need(inputs, 1, ctx, "starts"), "starts")
-        ends = ctx.static_ints(_need(inputs, 2, ctx, "ends"), "ends")
+        data = _need(inputs, 0, ctx, "data")
+        starts_e, ends_e = _need(inputs, 1, ctx, "starts"), _need(inputs, 2, ctx, "ends")
         axes = None if _opt(inputs, 3) is None else ctx.static_ints(inputs[3], "axes")
         steps = None if _opt(inputs, 4) is None else ctx.static_ints(inputs[4], "steps")
-        return cls._build(_need(inputs, 0, ctx, "data"), starts, ends, axes, steps, ctx)
+        if ctx.value(starts_e) is not None and ctx.value(ends_e) is not None:
+            return cls._build(data, ctx.static_ints(starts_e, "starts"),
+                              ctx.static_ints(ends_e, "ends"), axes, steps, ctx)
+        starts, ends = ctx.symbolic_entries(starts_e), ctx.symbolic_entries(ends_e)
+        if starts is None or ends is None:
+            raise ctx.error("starts and ends must be 1-D integer tensors of a static length")
+        n = len(starts)
+        axes = list(range(n)) if axes is None else _axes(axes, ctx.rank(data), ctx)
+        steps = [1] * n if steps is None else list(steps)
+        if not len(ends) == len(axes) == len(steps) == n:
+            raise ctx.error(f"starts, ends, axes {axes} and steps {steps} must have the same "
+                            f"length")
+        shape = ctx.shape(data)
+        fixed_starts = [_slice_bound(b, shape[a], s) for b, a, s in zip(starts, axes, steps)]
+        fixed_ends = [_slice_bound(e, shape[a], s) for e, a, s in zip(ends, axes, steps)]
+        if None not in fixed_starts and None not in fixed_ends:
+            # An axis taken whole because its end is the axis's own symbolic extent is left out,
+            # so that the result's type keeps that extent.
+            kept = [i for i in range(n) if not (fixed_starts[i] == 0 and steps[i] == 1
+                                                and fixed_ends[i] == _TO_END
+                                                and not onnx_symbolic.is_number(ends[i]))]
+            if not kept:
+                return data
+            return cls._build(data, [fixed_starts[i] for i in kept],
+                              [fixed_ends[i] for i in kept], [axes[i] for i in kept],
+                              [steps[i] for i in kept], ctx)
+        return cls._dynamic(data, _as_int64(starts_e, ctx), _as_int64(ends_e, ctx), axes, steps,
+                            ctx)
+
+    @staticmethod
+    def _dynamic(data: Expr, starts: Expr, ends: Expr, axes: list[int], steps: list[int],
+                 ctx: Ctx) -> Expr:
+        """dyn.strided_slice, whose bounds cover the leading axes up to the last sliced one:
+        the given bounds where ONNX slices, the whole extent elsewhere."""
+        if 0 in steps:
+            raise ctx.error("a step of 0 is not allowed")
+        count = max(axes) + 1
+        if axes == list(range(count)):
+            begin, end = starts, ends
+        else:
+            where = {a: i for i, a in enumerate(axes)}
+            begin = _op.concatenate([_op.strided_slice(starts, [where[a]], [where[a] + 1])
+                                     if a in where else Constant(np.zeros(1, np.int64))
+                                     for a in range(count)], 0)
+            end = _op.concatenate([_op.strided_slice(ends, [where[a]], [where[a] + 1])
+                                   if a in where else Constant(np.array([_TO_END], np.int64))
+                                   for a in range(count)], 0)
+        by_axis = dict(zip(axes, steps))
+        strides = Constant(np.array([by_axis.get(a, 1) for a in range(count)], np.int64))
+        return _dyn.strided_slice(data, begin, end, strides)
 
     @staticmethod
     def _build(x: Expr, starts, ends, axes, steps, ctx: Ctx) -> Expr:
@@ -1199,6 +1366,19 @@ class Slice(OnnxOpConverter):
         return _op.strided_slice(x, starts, ends, steps, axes=axes)
 
 
+def _slice_bound(bound, extent, step: int) -> int | None:
+    """A slice bound known entry by entry, as a number: a symbolic bound at or past the
+    extent of the axis (the sequence length of a tensor of that length) is "to the end" for a
+    positive step; None when the bound is known only when the model runs."""
+    if onnx_symbolic.is_number(bound):
+        return int(bound)
+    if step > 0 and bound is not None and not _static(extent):
+        past = onnx_symbolic.entry(bound - extent)
+        if onnx_symbolic.is_number(past) and past >= 0:
+            return _TO_END
+    return None
+
+
 @_register()
 class Gather(OnnxOpConverter):
     """take along ``axis``; constant negative indices are made positive, others wrap."""
@@ -1208,7 +1388,7 @@ class Gather(OnnxOpConverter):
         data, indices = _need(inputs, 0, ctx, "data"), _need(inputs, 1, ctx, "indices")
         shape = ctx.shape(data)
         axis = _axis(attrs.get("axis", 0), len(shape), ctx)
-        if isinstance(indices, Constant) and not isinstance(shape[axis], Any):
+        if isinstance(indices, Constant) and _static(shape[axis]):
             idx = indices.array
             if (idx < 0).any():
                 indices = Constant(np.where(idx < 0, idx + shape[axis], idx).astype(idx.dtype))
@@ -1233,7 +1413,7 @@ class GatherND(OnnxOpConverter):
         data, indices = _need(inputs, 0, ctx, "data"), _need(inputs, 1, ctx, "indices")
         ishape = ctx.shape(indices)
         r = len(ishape)
-        if r < 1 or isinstance(ishape[-1], Any):
+        if r < 1 or not _static(ishape[-1]):
             raise ctx.error(f"indices of shape {tuple(ishape)} need a static last axis")
         moved = _op.transpose(indices, [r - 1, *range(r - 1)]) if r > 1 else indices
         return _op.gather_nd(data, moved, batch_dims=int(attrs.get("batch_dims", 0)),
@@ -1264,7 +1444,7 @@ class Unsqueeze(OnnxOpConverter):
 def _squeeze(x: Expr, axes: Sequence[int] | None, ctx: Ctx) -> Expr:
     shape = ctx.shape(x)
     if axes is None:
-        if any(isinstance(d, Any) for d in shape):
+        if any(not _static(d) for d in shape):
             raise ctx.error(f"squeezing every unit axis of {tuple(shape)} needs a static shape")
         return _op.squeeze(x, None)
     axes = _axes(axes, len(shape), ctx)
@@ -1318,26 +1498,105 @@ class Size(OnnxOpConverter):
 
 @_register()
 class Expand(OnnxOpConverter):
-    """broadcast_to the numpy broadcast of the input's shape and the given one."""
+    """broadcast_to the numpy broadcast of the input's shape and the given one; dyn.broadcast_to
+    when that shape is known only when the model runs."""
 
     @classmethod
     def _impl_v8(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
-        x = _need(inputs, 0, ctx, "input")
-        target = ctx.static_ints(_need(inputs, 1, ctx, "shape"), "the target shape")
-        shape = _broadcast_dims(ctx.shape(x), target, ctx)
-        if any(isinstance(d, Any) for d in shape):
-            raise ctx.error(f"expanding {tuple(ctx.shape(x))} to {target} needs a static shape")
-        if tuple(shape) == tuple(ctx.shape(x)):
+        x, target = _need(inputs, 0, ctx, "input"), _need(inputs, 1, ctx, "shape")
+        in_shape = tuple(ctx.shape(x))
+        value = ctx.value(target)
+        if value is not None:
+            shape = _broadcast_dims(in_shape, ctx.static_ints(target, "the target shape"), ctx)
+            if tuple(shape) == in_shape:
+                return x
+            if all(_static(d) for d in shape):
+                return _op.broadcast_to(x, shape)
+        entries = ctx.symbolic_entries(target)
+        if entries is None:
+            if ctx.rank(target) != 1 or not _static(ctx.shape(target)[0]):
+                raise ctx.error(f"the target shape must be a 1-D tensor of a static length, "
+                                f"got shape {tuple(ctx.shape(target))}")
+            entries = [None] * int(ctx.shape(target)[0])
+        rank = max(len(in_shape), len(entries))
+        have = [1] * (rank - len(in_shape)) + [onnx_symbolic.entry(d) for d in in_shape]
+        want = [1] * (rank - len(entries)) + list(entries)
+        out = [_expanded(a, t) for a, t in zip(have, want)]
+        if len(in_shape) == rank and all(onnx_symbolic.same_dim(o, a) for o, a in zip(out, have)):
             return x
-        return _op.broadcast_to(x, shape)
+        if all(onnx_symbolic.is_number(o) for o in out):
+            return _op.broadcast_to(x, [int(o) for o in out])
+        reps = _tile_reps(have, out)
+        if reps is not None:
+            return _op.tile(x, reps)
+        return _dyn.broadcast_to(x, cls._shape(x, target, have, want, len(entries), ctx))
+
+    @staticmethod
+    def _shape(x: Expr, target: Expr, have: list, want: list, target_len: int, ctx: Ctx) -> Expr:
+        """The result's shape as a tensor: the target itself where it alone decides every
+        extent, else the elementwise maximum of both shapes (padded with ones), which is
+        numpy's broadcast for shapes that broadcast."""
+        target = _as_int64(target, ctx)
+        rank = len(have)
+        if target_len == rank and all(
+                a == 1 or (onnx_symbolic.is_number(t) and t != 1) or onnx_symbolic.same_dim(a, t)
+                for a, t in zip(have, want)):
+            return target
+        ones = Constant(np.ones(rank, dtype=np.int64))
+        shape = _op.shape_of(x, "int64")
+        if ctx.rank(x) < rank:
+            shape = _op.concatenate([_op.strided_slice(ones, [0], [rank - ctx.rank(x)]), shape], 0)
+        if target_len < rank:
+            pad = rank - target_len
+            target = _op.concatenate([_op.strided_slice(ones, [0], [pad]), target], 0)
+        return _op.maximum(shape, target)
+
+
+def _tile_reps(have: list, out: list) -> list[int] | None:
+    """Static repeats that expand ``have`` to ``out`` (as entries): each axis keeps its extent
+    (a size variable among them) or grows from 1 to a number.  Tiling a unit axis is
+    broadcasting it, and unlike ``broadcast_to`` it needs no number for the kept axes, so the
+    result's type keeps their size variables."""
+    reps = []
+    for a, o in zip(have, out):
+        if onnx_symbolic.same_dim(a, o):
+            reps.append(1)
+        elif onnx_symbolic.is_number(a) and a == 1 and onnx_symbolic.is_number(o) and o >= 0:
+            reps.append(int(o))
+        else:
+            return None
+    return reps
+
+
+def _expanded(have, want):
+    """One extent of Expand's result, from the input's and the target's entries (None: unknown)."""
+    if onnx_symbolic.is_number(want) and want == 1:
+        return have
+    if onnx_symbolic.is_number(have) and have == 1:
+        return want
+    if onnx_symbolic.is_number(have):
+        return have  # the target holds the same extent (or 1)
+    if onnx_symbolic.is_number(want) or onnx_symbolic.same_dim(have, want):
+        return want
+    return None
+
+
+def _as_int64(x: Expr, ctx: Ctx) -> Expr:
+    """A shape tensor as int64, the dtype the ``dyn.*`` operators' shape arguments share."""
+    return x if ctx.dtype(x) == "int64" else _op.cast(x, "int64")
 
 
 @_register()
 class Tile(OnnxOpConverter):
     @classmethod
     def _impl_v6(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
-        x = _need(inputs, 0, ctx, "input")
-        reps = ctx.static_ints(_need(inputs, 1, ctx, "repeats"), "repeats")
+        x, reps_e = _need(inputs, 0, ctx, "input"), _need(inputs, 1, ctx, "repeats")
+        if ctx.value(reps_e) is None:
+            if tuple(ctx.shape(reps_e)) != (ctx.rank(x),):
+                raise ctx.error(f"repeats of shape {tuple(ctx.shape(reps_e))} must have one "
+                                f"value per axis of the input")
+            return _dyn.tile(x, _as_int64(reps_e, ctx))
+        reps = ctx.static_ints(reps_e, "repeats")
         if len(reps) != ctx.rank(x):
             raise ctx.error(f"repeats {reps} must have one value per axis of the input")
         return _op.tile(x, reps)
@@ -1479,10 +1738,10 @@ def _wrapped_indices(indices: Expr, extent, ctx: Ctx) -> Expr:
     not wrap them; constants are fixed at import."""
     if isinstance(indices, Constant):
         idx = indices.array
-        if (idx < 0).any() and not isinstance(extent, Any):
+        if (idx < 0).any() and _static(extent):
             return Constant(np.where(idx < 0, idx + extent, idx).astype(idx.dtype))
         return indices
-    if isinstance(extent, Any):
+    if not _static(extent):
         raise ctx.error("negative indices need a static extent along the indexed axis")
     return _op.where(_op.less(indices, ctx.scalar(0, indices)),
                      _op.add(indices, ctx.scalar(extent, indices)), indices)
@@ -1538,7 +1797,7 @@ class ScatterND(OnnxOpConverter):
         indices, updates = _need(inputs, 1, ctx, "indices"), _need(inputs, 2, ctx, "updates")
         ishape = ctx.shape(indices)
         r = len(ishape)
-        if r < 1 or isinstance(ishape[-1], Any):
+        if r < 1 or not _static(ishape[-1]):
             raise ctx.error(f"indices of shape {tuple(ishape)} need a static last axis")
         moved = _op.transpose(indices, [r - 1, *range(r - 1)]) if r > 1 else indices
         return _op.scatter_nd(data, moved, updates, mode=_scatter_mode(attrs, ctx))
@@ -1622,7 +1881,7 @@ class TopK(OnnxOpConverter):
         shape = ctx.shape(x)
         axis = _axis(attrs.get("axis", -1), len(shape), ctx)
         extent = shape[axis]
-        if k < 1 or (not isinstance(extent, Any) and k > extent):
+        if k < 1 or (_static(extent) and k > extent):
             raise ctx.error(f"K={k} must be between 1 and the extent {extent} of axis {axis}")
         out = _op.topk(x, k, axis=axis, ret_type="both",
                        is_ascend=not attrs.get("largest", 1), dtype="int64")
@@ -1713,12 +1972,12 @@ class Resize(OnnxOpConverter):
         if len(shape) != 4:
             raise ctx.unsupported(f"only 4-D inputs (N, C, H, W) can be resized, got rank "
                                   f"{len(shape)}")
-        if any(isinstance(d, Any) for d in shape[2:]):
+        if any(not _static(d) for d in shape[2:]):
             raise ctx.error(f"resizing needs static H and W extents, got {tuple(shape)}")
         if sizes is not None:
             if len(sizes) != 4:
                 raise ctx.error(f"sizes {sizes} should have 4 values")
-            if any(not isinstance(d, Any) and d != n for d, n in zip(shape[:2], sizes[:2])):
+            if any(_static(d) and d != n for d, n in zip(shape[:2], sizes[:2])):
                 raise ctx.unsupported(f"sizes {sizes} change N or C; only H and W can be resized")
             out_hw = list(sizes[2:])
         elif scales is not None:
@@ -1880,14 +2139,20 @@ class ConstantOfShape(OnnxOpConverter):
 
     @classmethod
     def _impl_v9(cls, inputs: Inputs, attrs: Attrs, ctx: Ctx) -> Expr:
-        shape = ctx.static_ints(_need(inputs, 0, ctx, "input"), "the shape")
-        if any(d < 0 for d in shape):
-            raise ctx.error(f"shape {shape} has a negative extent")
+        shape_e = _need(inputs, 0, ctx, "input")
         value = attrs.get("value")
         value = np.zeros((), "float32") if value is None else np.asarray(value)
         if value.size != 1:
             raise ctx.error(f"value must hold one element, got shape {value.shape}")
         fill = Constant(value.reshape(()))
+        if ctx.value(shape_e) is None:  # known when the model runs: dyn.full
+            if ctx.rank(shape_e) != 1 or not _static(ctx.shape(shape_e)[0]):
+                raise ctx.error(f"the shape must be a 1-D tensor of a static length, got shape "
+                                f"{tuple(ctx.shape(shape_e))}")
+            return _dyn.full(fill, _as_int64(shape_e, ctx), str(value.dtype))
+        shape = ctx.static_ints(shape_e, "the shape")
+        if any(d < 0 for d in shape):
+            raise ctx.error(f"shape {shape} has a negative extent")
         return _op.full(fill, shape, str(value.dtype))
 
 

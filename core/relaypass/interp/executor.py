@@ -37,7 +37,6 @@ from ..errors import RelayCompatError
 from ..ir.expr import Constant, Expr, Function, GlobalVar, Let, Var
 from ..ir.module import IRModule
 from ..ir.ndarray import Device, NDArray
-from ..ir.types import Any as AnyDim
 from ..ir.types import TensorType, TupleType, Type
 from ..transform import Pass, get_pass_by_role
 from ..transform.errors import PassNotFoundError
@@ -123,8 +122,8 @@ class VMExecutor(Executor):
 class GraphExecutor(Executor):
     """TVM's ``"graph"`` kind: a tuple result comes back as a Python list of its fields.
 
-    As in TVM, a function whose output shape is dynamic (``relay.Any()``) is
-    rejected with a ValueError.
+    As in TVM, a function whose output shape is dynamic (``relay.Any()`` or a
+    size variable) is rejected with a ValueError.
     """
 
     kind = "graph"
@@ -202,7 +201,7 @@ def _typer() -> Pass | None:
 
 def _is_dynamic(ty: Any) -> bool:
     if isinstance(ty, TensorType):
-        return any(isinstance(d, AnyDim) for d in ty.shape)
+        return not ty.is_static  # Any, or a size variable (symbolic shapes need TVM's VM)
     if isinstance(ty, TupleType):
         return any(_is_dynamic(f) for f in ty.fields)
     return False

@@ -55,9 +55,10 @@ from ..ir.expr import (
 from ..ir.module import IRModule
 from ..ir.ndarray import NDArray
 from ..ir.op import Op
+from ..ir.shape_expr import SizeExpr, free_size_vars, substitute
 from ..ir.summary import short_text
 from ..ir.types import Any as AnyDim
-from ..ir.types import TensorType, TupleType
+from ..ir.types import IntImm, SizeVar, TensorType, TupleType
 from ..ir.variables import free_vars
 from .adt_values import (
     ConstructorValue,
@@ -204,8 +205,10 @@ class Interpreter:
         params = func.params
         values = _match_arguments(func, args, kwargs)
         env = dict(closure.env)
+        sizes = _SizeBindings()
         for param, value in zip(params, values):
-            env[param] = _convert_arg(value, param)
+            env[param] = _convert_arg(value, param, sizes)
+        sizes.check_expressions()
         return self._run(func.body, env)
 
     # --- evaluation --------------------------------------------------------------
@@ -562,15 +565,69 @@ def _match_arguments(func: Function, args: Sequence[Any], kwargs: Mapping[str, A
     return values
 
 
-def _convert_arg(value: Any, param: Var) -> Any:
+class SizeBindingError(EvaluationError):
+    """Arguments give one size variable two different extents (``n`` is 3 in %x, 4 in %y)."""
+
+
+class _SizeBindings:
+    """The extent each size variable of a function's parameter types takes from the arguments.
+
+    A dimension that is a size variable accepts any extent the first time it
+    is met and the same extent after that; a dimension that is an expression
+    of them (``n*2``) is checked once every argument is in, if its variables
+    were all bound by then.  ``Any`` accepts every extent.
+    """
+
+    __slots__ = ("values", "where", "pending")
+
+    def __init__(self) -> None:
+        self.values: dict[SizeVar, Any] = {}
+        self.where: dict[SizeVar, str] = {}
+        self.pending: list[tuple[Any, int, str]] = []
+
+    def dim(self, d: Any, extent: int, where: str) -> bool:
+        """Whether ``extent`` fits the dimension ``d``; binds a size variable met first here."""
+        if type(d) is SizeVar:
+            have = self.values.get(d)
+            if have is None:
+                self.values[d] = IntImm(int(extent))
+                self.where[d] = where
+                return True
+            if have != extent:
+                raise SizeBindingError(
+                    f"size variable {d} is {have} in {self.where[d]} but {extent} in {where}: "
+                    "every dimension holding one size variable has the same extent"
+                )
+            return True
+        if type(d) is SizeExpr:
+            self.pending.append((d, extent, where))
+            return True
+        return isinstance(d, AnyDim) or d == extent
+
+    def check_expressions(self) -> None:
+        """The symbolic dimensions whose variables the arguments bound have the extent they say."""
+        for d, extent, where in self.pending:
+            value = substitute(d, self.values)
+            if type(value) is IntImm and value != extent:
+                raise SizeBindingError(
+                    f"{where} has extent {extent}, but its type says {d} = {value} "
+                    f"(with {_bindings_text(d, self.values)})"
+                )
+
+
+def _bindings_text(d: Any, values: dict[SizeVar, Any]) -> str:
+    return ", ".join(f"{v} = {values[v]}" for v in free_size_vars([d]) if v in values)
+
+
+def _convert_arg(value: Any, param: Var, sizes: _SizeBindings | None = None) -> Any:
     """A Python argument as an interpreter value, in the parameter's annotated dtype."""
     try:
-        return _to_value(value, param.type_annotation)
+        return _to_value(value, param.type_annotation, sizes, f"argument %{param.name_hint}")
     except (TypeError, ValueError) as exc:
         raise EvaluationError(f"argument for %{param.name_hint}: {exc}") from None
 
 
-def _to_value(value: Any, ty: Any) -> Any:
+def _to_value(value: Any, ty: Any, sizes: _SizeBindings | None = None, where: str = "") -> Any:
     if type(value) is NDArray:
         value = np.asarray(value)  # its array, not a copy: the interpreter never writes into one
     if type(value) is ConstructorValue:
@@ -586,7 +643,8 @@ def _to_value(value: Any, ty: Any) -> Any:
         if isinstance(ty, TupleType):
             if len(ty.fields) != len(value):
                 raise ValueError(f"expected a tuple of {len(ty.fields)} field(s), got {len(value)}")
-            return tuple(_to_value(v, f) for v, f in zip(value, ty.fields))
+            return tuple(_to_value(v, f, sizes, f"{where}.{i}")
+                         for i, (v, f) in enumerate(zip(value, ty.fields)))
         if isinstance(ty, TensorType):
             raise TypeError(f"expected a tensor of type {ty}, got a tuple")
         return tuple(_to_value(v, None) for v in value)
@@ -598,9 +656,14 @@ def _to_value(value: Any, ty: Any) -> Any:
             if not np.can_cast(arr.dtype, ty.dtype, casting="same_kind"):
                 raise TypeError(f"expected {ty.dtype}, got {arr.dtype} (a different kind of number)")
             arr = arr.astype(ty.dtype)
-        if len(ty.shape) != arr.ndim or any(
-            not isinstance(d, AnyDim) and d != n for d, n in zip(ty.shape, arr.shape)
-        ):
+        if len(ty.shape) != arr.ndim:
+            raise ValueError(f"expected a tensor of type {ty}, got shape {tuple(arr.shape)}")
+        if ty.symbolic:
+            sizes = sizes if sizes is not None else _SizeBindings()
+            for axis, (d, n) in enumerate(zip(ty.shape, arr.shape)):
+                if not sizes.dim(d, n, f"{where} (axis {axis})"):
+                    raise ValueError(f"expected a tensor of type {ty}, got shape {tuple(arr.shape)}")
+        elif any(not isinstance(d, AnyDim) and d != n for d, n in zip(ty.shape, arr.shape)):
             raise ValueError(f"expected a tensor of type {ty}, got shape {tuple(arr.shape)}")
         return arr
     if isinstance(value, _ndarray):

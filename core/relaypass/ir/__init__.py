@@ -6,6 +6,7 @@ Also TVM's ``tvm.ir`` glue that pass code touches: ``Array``/``Map``
 """
 
 from . import container
+from . import shape_expr as _shape_expr  # noqa: F401  (fills hooks.dim_arith: n * 4 works)
 from .adt import (
     Clause,
     Constructor,

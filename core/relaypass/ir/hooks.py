@@ -42,3 +42,7 @@ make_call: Callable[..., Any] = _unfilled("relaypass.ir.op")
 #: ``mod`` and type-check it (``IRModule.import_from_std``), with the front end that ships the
 #: files; the package root fills this slot.
 import_from_std: Callable[..., Any] = _unfilled("relaypass.frontend.prelude", "relaypass")
+#: ``dim_arith(op, a, b)``: ``a <op> b`` for tensor dimensions where one is a size variable or an
+#: expression of them (``op`` one of add, sub, mul, floordiv, mod, neg); NotImplemented when the
+#: other operand is not a dimension.
+dim_arith: Callable[[str, Any, Any], Any] = _unfilled("relaypass.ir.shape_expr")

@@ -232,6 +232,15 @@ class Op(Expr):
         return op
 
     @staticmethod
+    def is_registered(name: str) -> bool:
+        """Whether an operator ``name`` is registered: for passes whose rewrites apply only
+        once a plugin provides an operator (no exception, no did-you-mean search)."""
+        if name in _REGISTRY:
+            return True
+        _load_operator_sets()
+        return name in _REGISTRY
+
+    @staticmethod
     def list_op_names() -> list[str]:
         """Every registered operator name, sorted."""
         _load_operator_sets()

@@ -28,6 +28,11 @@ answer:
   sequence type (a tuple equals a list of the same items, as TVM's Arrays);
   ``checked_type`` and spans not at all, nor the ``type_args`` of a call of
   an operator (type inference derives those from the arguments).
+* Size variables in tensor shapes are mapped where first met, with or
+  without ``map_free_vars`` (nothing binds them, and each parse of a text
+  makes new ones), one mapping for the whole comparison; the hash numbers
+  them in the order it meets them.  Their dtype is not compared, as a
+  dimension's is not (``IntImm`` dims compare by value).
 
 What a node is compared by is what its kind declares
 (:mod:`relaypass.ir.fields`), walked the same way for every kind: the
@@ -80,8 +85,9 @@ from .fields import ATTRS, TENSOR, Field, Layout, PerKind, compile_source, tuple
 from .module import IRModule
 from .ndarray import NDArray
 from .op import Op
+from .shape_expr import SizeExpr, free_size_vars, substitute
 from .summary import clip, short_text, type_text
-from .types import GlobalTypeVar, IncompleteType, TensorType, Type, TypeVar
+from .types import GlobalTypeVar, IncompleteType, SizeVar, TensorType, Type, TypeVar
 
 __all__ = [
     "StructuralMismatchError", "assert_structural_equal", "structural_equal", "structural_hash",
@@ -180,13 +186,15 @@ class _Comparer:
     where it is; without it paths are None and cost nothing.
     """
 
-    __slots__ = ("map_free_vars", "track", "lmap", "rmap", "pure", "pending", "seen")
+    __slots__ = ("map_free_vars", "track", "lmap", "rmap", "pure", "pending", "seen", "smap")
 
     def __init__(self, map_free_vars: bool, track: bool) -> None:
         self.map_free_vars = map_free_vars
         self.track = track
         self.lmap: dict[object, object] = {}
         self.rmap: dict[object, object] = {}
+        # Size variables, mapped where first met (left to right, and right to left).
+        self.smap: tuple[dict[SizeVar, SizeVar], dict[SizeVar, SizeVar]] = ({}, {})
         self.pure = True
         self.pending: list[object] = []
         self.seen: set[tuple[int, int]] = set()
@@ -238,7 +246,7 @@ class _Comparer:
         self.lmap[a] = b
         self.rmap[b] = a
         ta, tb = a.type_annotation, b.type_annotation
-        if ta is None and tb is None or type(ta) is TensorType and ta == tb:
+        if ta is None and tb is None or type(ta) is TensorType and not ta.symbolic and ta == tb:
             return
         self.type_equal(ta, tb, self.sub(path, ".type_annotation"))
 
@@ -271,7 +279,7 @@ class _Comparer:
     # --- types --------------------------------------------------------------
     def type_equal(self, a: object, b: object, path: object) -> None:
         """Compare two types (or None); types are small, so a local stack suffices."""
-        if type(a) is TensorType and a == b:
+        if type(a) is TensorType and not a.symbolic and a == b:
             return
         stack = [(a, b, path)]
         push = stack.append
@@ -282,7 +290,13 @@ class _Comparer:
                 if a is None or b is None:
                     raise self.fail(path, "a type on one side only", a, b)
                 raise self.fail(path, f"{ta.__name__} vs {type(b).__name__}", a, b)
-            if a is None or ta is TensorType and a == b:
+            if ta is TensorType:
+                if a.symbolic or b.symbolic:
+                    self.tensor_type_equal(a, b, path)  # type: ignore[arg-type]
+                    continue
+                if a == b:
+                    continue
+            if a is None:
                 continue
             if ta in _TYPE_VARIABLES:
                 self.type_var_equal(a, b, path)
@@ -299,6 +313,57 @@ class _Comparer:
                     raise self.fail(path, f"{ta.__name__} values differ", a, b)
                 continue
             equal(self, a, b, path, push)
+
+    def tensor_type_equal(self, a: TensorType, b: TensorType, path: object) -> None:
+        """Tensor types with size variables: dims compared with the variables mapped."""
+        if a.dtype != b.dtype or len(a.shape) != len(b.shape):
+            raise self.fail(path, f"{type_text(a)} vs {type_text(b)}", a, b)
+        for i, (p, q) in enumerate(zip(a.shape, b.shape)):
+            if not self.dim_equal(p, q):
+                raise self.fail(self.sub(path, f".shape[{i}]"), f"shape[{i}]: {p!r} vs {q!r}", a, b)
+
+    def dim_equal(self, p: object, q: object) -> bool:
+        """Two dimensions; size variables are mapped where first met, whatever ``map_free_vars``.
+
+        Relay programs have no binder for a size variable, and each parse of a
+        text makes new ones, so they are compared as TVM compares free
+        variables under ``map_free_vars``: consistently renamed.  An
+        expression is compared by renaming its variables (those not mapped
+        yet are paired in canonical order) and comparing canonical forms, so
+        the order its terms sort in does not matter.
+        """
+        left, right = self.smap
+        tp = type(p)
+        if tp is not type(q):
+            return False
+        if tp is SizeVar:
+            have = left.get(p)  # type: ignore[arg-type]
+            if have is None:
+                if q in right:
+                    return False
+                left[p], right[q] = q, p  # type: ignore[index]
+                return True
+            return have is q
+        if tp is not SizeExpr:
+            return p == q
+        pv, qv = free_size_vars([p]), free_size_vars([q])
+        if len(pv) != len(qv):
+            return False
+        unpaired = [v for v in qv if v not in right]
+        unpaired.reverse()
+        images = set(qv)
+        renaming: dict[SizeVar, SizeVar] = {}
+        for v in pv:
+            have = left.get(v)
+            if have is None:
+                if not unpaired:
+                    return False
+                have = unpaired.pop()
+                left[v], right[have] = have, v
+            elif have not in images:
+                return False
+            renaming[v] = have
+        return substitute(p, renaming) == q  # type: ignore[arg-type]
 
     def type_list_equal(self, a: Sequence[object], b: Sequence[object], path: object) -> None:
         if len(a) != len(b):
@@ -765,8 +830,8 @@ def _array_text(data: _AnyT) -> str:
 _MASK = (1 << 61) - 1
 
 # Tags keep kinds of things apart in the hash; node kinds use their layout's tag.
-_T_VAR, _T_VAR_FREE, _T_TVAR, _T_INCOMPLETE, _T_NONE, _T_LIST, _T_MOD, _T_MAP = (
-    11, 12, 43, 44, 46, 47, 48, 49)
+_T_VAR, _T_VAR_FREE, _T_TVAR, _T_INCOMPLETE, _T_NONE, _T_LIST, _T_MOD, _T_MAP, _T_SIZE = (
+    11, 12, 43, 44, 46, 47, 48, 49, 50)
 
 
 class _Hasher:
@@ -778,7 +843,7 @@ class _Hasher:
     its shared part.
     """
 
-    __slots__ = ("map_free_vars", "memo", "var_tokens", "tv_tokens", "defs", "count")
+    __slots__ = ("map_free_vars", "memo", "var_tokens", "tv_tokens", "defs", "count", "size_tokens")
 
     def __init__(self, map_free_vars: bool) -> None:
         self.map_free_vars = map_free_vars
@@ -787,6 +852,7 @@ class _Hasher:
         self.tv_tokens: dict[object, int] = {}
         self.defs = 0
         self.count = 0
+        self.size_tokens: dict[SizeVar, int] = {}
 
     # --- variables -----------------------------------------------------------
     def var(self, v: Var) -> int:
@@ -864,7 +930,7 @@ class _Hasher:
         if ty is None:
             return _T_NONE
         if type(ty) is TensorType:
-            return ty._hash  # type: ignore[attr-defined]
+            return self.tensor_type_hash(ty) if ty.symbolic else ty._hash  # type: ignore[attr-defined]
         # Post-order on an explicit stack: (type, expanded?)
         out: list[int] = []
         stack: list[tuple[object, bool]] = [(ty, False)]
@@ -872,7 +938,7 @@ class _Hasher:
             t, expanded = stack.pop()
             tt = type(t)
             if tt is TensorType:
-                out.append(t._hash)  # type: ignore[attr-defined]
+                out.append(self.tensor_type_hash(t) if t.symbolic else t._hash)  # type: ignore[attr-defined]
                 continue
             if t is None:
                 out.append(_T_NONE)
@@ -898,6 +964,35 @@ class _Hasher:
             stack.append((t, True))
             stack.extend((k, False) for k in reversed(kids))
         return out[0]
+
+    def tensor_type_hash(self, ty: TensorType) -> int:
+        """A tensor type with size variables: each variable by the order it is first met.
+
+        An expression hashes its terms as a multiset (each a coefficient and
+        its factors' tokens; a division by its kind and divisor), consistent
+        with comparing renamed canonical forms.
+        """
+        parts: list[object] = [ty.dtype, len(ty.shape)]
+        for d in ty.shape:
+            t = type(d)
+            if t is SizeVar:
+                parts.append((_T_SIZE, self.size_token(d)))  # type: ignore[arg-type]
+            elif t is SizeExpr:
+                for v in free_size_vars([d]):
+                    self.size_token(v)
+                terms = sorted(hash((int(c), tuple(sorted(
+                    self.size_tokens[a] if type(a) is SizeVar else hash((type(a).__name__, int(a.b)))
+                    for a in m)))) for c, m in d.terms)  # type: ignore[attr-defined]
+                parts.append((_T_SIZE, int(d.const), tuple(terms)))  # type: ignore[attr-defined]
+            else:
+                parts.append(d)
+        return hash(tuple(parts))
+
+    def size_token(self, v: SizeVar) -> int:
+        token = self.size_tokens.get(v)
+        if token is None:
+            token = self.size_tokens[v] = len(self.size_tokens)
+        return token
 
     # --- expressions -----------------------------------------------------------
     def expr_hash(self, root: object) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 
+from ..errors import TypeRelationError
 from . import hooks
 from .dtype import DTYPE_NAMES, canonical_dtype
 from .fields import DATA, INFO, SPAN, TYPE, TYPE_VARS, TYPES, fields
@@ -117,7 +118,71 @@ class Any(Node):
         return "int32"
 
 
-class SizeVar(Node):
+class SymbolicDimError(TypeRelationError, TypeError):
+    """A dimension known only at run time was used where a number is needed (``int(n)``)."""
+
+
+class SymbolicDim(Node):
+    """What size variables and expressions of them share: arithmetic, and no integer value.
+
+    ``n * 4``, ``4 + n``, ``n // 2`` build the canonical expression
+    (:mod:`relaypass.ir.shape_expr`, reached through a hook: it builds on
+    this module); ``int(n)`` raises :class:`SymbolicDimError`, so a relation
+    that needs a number cannot silently take a variable for one.
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other: object) -> object:
+        return hooks.dim_arith("add", self, other)
+
+    def __radd__(self, other: object) -> object:
+        return hooks.dim_arith("add", other, self)
+
+    def __sub__(self, other: object) -> object:
+        return hooks.dim_arith("sub", self, other)
+
+    def __rsub__(self, other: object) -> object:
+        return hooks.dim_arith("sub", other, self)
+
+    def __mul__(self, other: object) -> object:
+        return hooks.dim_arith("mul", self, other)
+
+    def __rmul__(self, other: object) -> object:
+        return hooks.dim_arith("mul", other, self)
+
+    def __floordiv__(self, other: object) -> object:
+        return hooks.dim_arith("floordiv", self, other)
+
+    def __rfloordiv__(self, other: object) -> object:
+        return hooks.dim_arith("floordiv", other, self)
+
+    def __mod__(self, other: object) -> object:
+        return hooks.dim_arith("mod", self, other)
+
+    def __rmod__(self, other: object) -> object:
+        return hooks.dim_arith("mod", other, self)
+
+    def __neg__(self) -> object:
+        return hooks.dim_arith("neg", self, None)
+
+    def __int__(self) -> int:
+        raise SymbolicDimError(
+            f"the dimension {self} is symbolic: its extent is known only when the program runs"
+        )
+
+    __index__ = __int__
+
+    def _compare(self, other: object) -> bool:
+        raise SymbolicDimError(
+            f"the dimension {self} is symbolic: it cannot be compared with {other} before the "
+            "program runs"
+        )
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
+
+
+class SizeVar(SymbolicDim):
     """A named tensor dimension known only when the program runs (``n`` in text).
 
     TVM spells it ``tir.Var("n", "int64")``, ``te.var`` or ``te.size_var``; a
@@ -125,7 +190,9 @@ class SizeVar(Node):
     size variable says that every dimension holding the same variable has the
     same extent, so type relations can propagate it (``(n, 3) + (1, 3)`` is
     ``(n, 3)``).  Each variable is its own: two of the same name are different
-    variables, as TVM's ``tir.Var`` are (structural equality maps free ones).
+    variables, as TVM's ``tir.Var`` are (structural equality maps them to each
+    other where first met).  Arithmetic on it gives the dimensions relations
+    compute (``n * 4``, see :mod:`relaypass.ir.shape_expr`).
     """
 
     __slots__ = ("name_hint", "dtype")
@@ -154,7 +221,8 @@ class SizeVar(Node):
 _fill_size_var = slot_filler(SizeVar, "name_hint", "dtype")
 
 
-Dim = IntImm | Any | SizeVar
+Dim = IntImm | Any | SymbolicDim
+"""A tensor dimension: a number, unknown, a size variable or an expression of them."""
 
 
 class Type(Node):
@@ -177,7 +245,7 @@ class Type(Node):
 
 
 def _dim(d: object) -> Dim:
-    """A dimension as stored: an :class:`IntImm` (shared per value) or ``Any``."""
+    """A dimension as stored: an :class:`IntImm` (shared per value), ``Any`` or symbolic."""
     t = type(d)
     if t is int:
         dim = _DIMS.get(d)  # type: ignore[call-overload]
@@ -185,18 +253,18 @@ def _dim(d: object) -> Dim:
             return dim
     elif t is IntImm:
         return d  # type: ignore[return-value]
-    elif isinstance(d, (Any, SizeVar)):
+    elif isinstance(d, (Any, SymbolicDim)):
         return d
     elif d is None:
         return Any()
     if isinstance(d, bool):
-        raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}")
+        raise TypeError(f"a tensor dimension must be an int, Any or a size variable, not {d!r}")
     try:
         value = int(d)  # type: ignore[call-overload]
     except (TypeError, ValueError):
-        raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}") from None
+        raise TypeError(f"a tensor dimension must be an int, Any or a size variable, not {d!r}") from None
     if value != d:
-        raise TypeError(f"a tensor dimension must be an int or Any, not {d!r}")
+        raise TypeError(f"a tensor dimension must be an int, Any or a size variable, not {d!r}")
     dim = _DIMS.get(value)
     if dim is None:
         dim = IntImm(_int_dtype(value), value)
@@ -206,15 +274,25 @@ def _dim(d: object) -> Dim:
 
 
 class TensorType(Type):
-    """A tensor of a static rank: ``Tensor[(1, 3, ?), float32]``."""
+    """A tensor of a static rank: ``Tensor[(1, 3, ?), float32]``, ``Tensor[(n, n*4), float32]``.
 
-    __slots__ = ("shape", "dtype", "_hash")
+    ``symbolic`` says whether a dimension is a size variable or an expression
+    of them (set once, at construction): printing, structural comparison and
+    the interpreter treat those shapes apart, and skip the work on the rest.
+    """
+
+    __slots__ = ("shape", "dtype", "_hash", "symbolic")
     _fields_ = fields(shape=DATA, dtype=DATA, span=SPAN)
 
     def __init__(self, shape: Iterable[object], dtype: str = "float32", span: Span | None = None):
         shape_t = tuple([_dim(d) for d in shape])
         dtype_s = DTYPE_NAMES.get(dtype) or canonical_dtype(dtype)  # type: ignore[call-overload]
-        _fill_tensor_type(self, shape_t, dtype_s, span, hash((shape_t, dtype_s)))
+        symbolic = False
+        for d in shape_t:
+            if type(d) is not IntImm and type(d) is not Any:
+                symbolic = True
+                break
+        _fill_tensor_type(self, shape_t, dtype_s, span, hash((shape_t, dtype_s)), symbolic)
 
     @property
     def ndim(self) -> int:
@@ -227,7 +305,7 @@ class TensorType(Type):
 
     @property
     def concrete_shape(self) -> tuple[int, ...]:
-        """The shape as plain ints; raises when a dimension is ``Any``."""
+        """The shape as plain ints; raises when a dimension is ``Any`` or symbolic."""
         if not self.is_static:
             raise ValueError(f"{self} has unknown dimensions")
         return tuple([int(d) for d in self.shape])
@@ -243,7 +321,7 @@ class TensorType(Type):
         return self._hash
 
 
-_fill_tensor_type = slot_filler(TensorType, "shape", "dtype", "span", "_hash")
+_fill_tensor_type = slot_filler(TensorType, "shape", "dtype", "span", "_hash", "symbolic")
 
 
 def scalar_type(dtype: str) -> TensorType:

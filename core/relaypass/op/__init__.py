@@ -10,7 +10,9 @@ ones (``relay.nn``).  Each family lives in its own module: ``tensor``
 ``scan`` (``cumsum``, ``cumprod``), ``scatter`` (``scatter_elements``, ``scatter_nd``),
 ``contraction`` (``einsum``), ``fast_math`` (``fast_exp``, ``fast_tanh``, ``fast_erf``,
 ``nn.fast_softmax``: TVM's approximations, for FastMath), ``annotation`` (markers for passes, such as ``stop_fusion``), the ``nn``
-package and ``image`` (``image.resize2d``, TVM's ``relay.image``).
+package and ``image`` (``image.resize2d``, TVM's ``relay.image``), ``sparse``
+(``sparse_to_dense``) and ``dynamic`` (the ``dyn.*`` operators, whose shapes are
+tensors: the constructors above build them when given an expression for a shape).
 
 To add an operator of your own, call :func:`relaypass.ir.op.register_op`
 (see docs/operators.md).
@@ -19,6 +21,7 @@ To add an operator of your own, call :func:`relaypass.ir.op.register_op`
 from . import (
     annotation,  # noqa: F401  (registers annotation.stop_fusion)
     contraction,
+    dynamic,  # noqa: F401  (registers the dyn.* operators)
     fast_math,
     image,
     indexing,
@@ -27,6 +30,7 @@ from . import (
     scan,
     scatter,
     sort,
+    sparse,
     tensor,
     transform,
 )
@@ -37,6 +41,7 @@ from .reduce import *  # noqa: F403
 from .scan import *  # noqa: F403
 from .scatter import *  # noqa: F403
 from .sort import *  # noqa: F403
+from .sparse import *  # noqa: F403
 from .tensor import *  # noqa: F403
 from .transform import *  # noqa: F403
 from .tuple_wrapper import TupleWrapper
@@ -50,5 +55,5 @@ __all__ = [
     "nn", "image", "TupleWrapper",
     *tensor.__all__, *transform.__all__, *indexing.__all__, *reduce.__all__,
     *sort.__all__, *scan.__all__, *scatter.__all__, *contraction.__all__,
-    *fast_math.__all__,
+    *fast_math.__all__, *sparse.__all__,
 ]

@@ -40,6 +40,12 @@ def call(op_name: str, args: Sequence[_AnyT], **attrs: _AnyT) -> Call:
     return make_call(op_name, args, **attrs)
 
 
+def dynamic_arg(value: _AnyT) -> bool:
+    """Whether a shape-like argument is known only at run time: an expression that is not a
+    Constant.  Relay's constructors then build the operator's ``dyn.*`` twin."""
+    return isinstance(value, Expr) and not isinstance(value, Constant)
+
+
 def repeat_int(value: _AnyT, n: int) -> _AnyT:
     """Relay's ``(v,) * n`` for a bare int, the value unchanged otherwise."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):

@@ -17,7 +17,7 @@ import numpy as np
 from ..ir.attrs import Attrs
 from ..ir.expr import Call, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op
-from ..ir.types import Any, Dim, TensorType, Type
+from ..ir.types import Dim, TensorType, Type
 from .builder import call, tuple_arg
 from .relations import broadcast_shapes, expect_tensors, fail, is_any, shape_str
 
@@ -103,7 +103,7 @@ def _einsum_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
         raise fail("einsum", f"equation {attrs.equation!r}: the operands have '...' axes "
                    f"{shape_str(ellipsis)}, which the output must keep with '...'")
     shape = [extents[c] for c in out.before] + list(ellipsis) + [extents[c] for c in out.after]
-    return TensorType([Any() if is_any(d) else d for d in shape], tensors[0].dtype)
+    return TensorType(shape, tensors[0].dtype)
 
 
 def _einsum_kernel(args, attrs):

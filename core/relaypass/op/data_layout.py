@@ -77,10 +77,15 @@ class Layout:
         return -1 if k is None else self.axes[k][1]  # type: ignore[return-value]
 
     def sublayout(self, pos: int, length: int) -> Layout | None:
-        """The ``length`` axes from ``pos`` (fewer at the end); None when ``pos`` is past the end."""
+        """The ``length`` axes from ``pos`` (fewer at the end); None when ``pos`` is past the end.
+
+        As in TVM, the part need not be a layout one could write: the trailing axes
+        ``HW4c`` of ``NCHW4c`` split a C they do not hold, and a broadcast rule may still
+        compare them with another layout.
+        """
         if pos > len(self.axes):
             return None
-        return layout(_spell(self.axes[pos:pos + length]))
+        return _part(self.axes[pos:pos + length])
 
     def expand_primal(self, dst: Layout) -> Layout:
         """This layout after the primal axes of ``dst`` it lacks, which lead in ``dst``'s order."""
@@ -104,6 +109,16 @@ class Layout:
 
 def _spell(axes: tuple[tuple[str, int | None], ...]) -> str:
     return "".join(letter if factor is None else f"{factor}{letter}" for letter, factor in axes)
+
+
+@lru_cache(maxsize=4096)
+def _part(axes: tuple[tuple[str, int | None], ...]) -> Layout:
+    """The layout of ``axes``, taken from a valid layout, without checking it stands alone."""
+    part = Layout.__new__(Layout)
+    part.name = _spell(axes)
+    part.axes = axes
+    part._index = {letter: i for i, (letter, _) in enumerate(axes)}
+    return part
 
 
 @lru_cache(maxsize=4096)

@@ -23,10 +23,12 @@ import numpy as np
 
 from ..ir.attrs import Attrs
 from ..ir.dtype import numpy_dtype
-from ..ir.expr import Call, Expr
+from ..ir.expr import Call, Constant, Expr
+from ..ir.expr_builders import const
 from ..ir.op import REQUIRED, OpPattern, register_op
 from ..ir.types import TensorType, Type
-from .builder import call
+from . import dynamic
+from .builder import call, dynamic_arg
 from .relations import (
     attr_bool,
     attr_choice,
@@ -192,8 +194,22 @@ def resize2d(data: Expr, size, roi=None, layout: str = "NCHW", method: str = "li
              cubic_alpha: float = -0.5, cubic_exclude: int = 0, extrapolation_value: float = 0.0,
              out_dtype: str | None = None) -> Call:
     """``data`` resized to ``size`` (height, width), as Relay's ``image.resize2d``; ``roi``
-    (start_h, start_w, end_h, end_w) is read by tf_crop_and_resize only."""
-    roi = (0.0, 0.0, 0.0, 0.0) if roi is None else tuple(float(v) for v in roi)
+    (start_h, start_w, end_h, end_w) is read by tf_crop_and_resize only.  When ``size`` or
+    ``roi`` is an expression the call is ``dyn.image.resize2d`` (the other made an int64 or
+    float32 constant, as in Relay)."""
+    if roi is None:
+        roi = (0.0, 0.0, 0.0, 0.0)
+    if isinstance(size, Constant):
+        size = size.array.reshape(-1).astype("int32").tolist()
+    if isinstance(roi, Constant):
+        roi = roi.array.reshape(-1).astype("float32").tolist()
+    if dynamic_arg(size) or dynamic_arg(roi):
+        size = size if isinstance(size, Expr) else const(list(size), "int64")
+        roi = roi if isinstance(roi, Expr) else const(list(roi), "float32")
+        return dynamic.resize2d(data, size, roi, layout, method, coordinate_transformation_mode,
+                                rounding_method, cubic_alpha, cubic_exclude, extrapolation_value,
+                                out_dtype)
+    roi = tuple(float(v) for v in roi)
     return call("image.resize2d", [data], size=tuple(int(v) for v in size), roi=roi,
                 layout=layout, method=method,
                 coordinate_transformation_mode=coordinate_transformation_mode,

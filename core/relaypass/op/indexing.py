@@ -15,12 +15,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import AttrsError
 from ..ir.attrs import Attrs
 from ..ir.dtype import numpy_dtype
 from ..ir.expr import Call, Constant, Expr
+from ..ir.expr_builders import const
 from ..ir.op import REQUIRED, OpPattern, register_op
 from ..ir.types import Any, Dim, TensorType, Type
-from .builder import call
+from . import dynamic
+from .builder import call, dynamic_arg
 from .relations import (
     attr_choice,
     attr_dtype,
@@ -342,7 +345,21 @@ def _ints(value) -> tuple[int, ...]:
 
 
 def strided_slice(data: Expr, begin, end, strides=None, axes=None, slice_mode: str = "end") -> Call:
-    """Slice ``data``; missing trailing axes are taken whole, as in Relay."""
+    """Slice ``data``; missing trailing axes are taken whole, as in Relay.
+
+    When ``begin``, ``end`` or ``strides`` is an expression, the call is
+    ``dyn.strided_slice`` (the others made constants; ``axes`` is then not
+    supported, as in Relay).  Relay also clamps a dynamic ``begin`` into the
+    data's extents with a few operators; here the kernel reads negative
+    values as the static operator does, so the call takes them as they are.
+    """
+    if any(dynamic_arg(v) for v in (begin, end, strides)):
+        if axes is not None:
+            raise AttrsError("strided_slice: axes cannot be given with begin, end or strides "
+                             "known only at run time (as in Relay)")
+        begin, end, steps = (v if isinstance(v, Expr) else const(list(_ints(v)))
+                             for v in (begin, end, [1] if strides is None else strides))
+        return dynamic.strided_slice(data, begin, end, steps, slice_mode)
     return call(
         "strided_slice", [data], begin=_ints(begin), end=_ints(end),
         strides=(_ints(strides) if strides is not None else ()) or (1,), slice_mode=slice_mode,
@@ -367,7 +384,10 @@ def gather_nd(data: Expr, indices: Expr, batch_dims: int = 0, index_rank=None) -
 def one_hot(indices: Expr, on_value: Expr, off_value: Expr, depth: int, axis: int,
             dtype: str) -> Call:
     """A new axis of ``depth`` at ``axis`` (-1: last) holding ``on_value`` at each index and
-    ``off_value`` elsewhere; ``depth`` may be a scalar Constant."""
+    ``off_value`` elsewhere; ``depth`` may be a scalar Constant, or an expression
+    (``dyn.one_hot``)."""
+    if dynamic_arg(depth):
+        return dynamic.one_hot(indices, on_value, off_value, depth, axis, dtype)
     if isinstance(depth, Constant):
         depth = depth.array.item()
     return call("one_hot", [indices, on_value, off_value], depth=int(depth), axis=int(axis),

@@ -9,6 +9,7 @@ move between any two layouts with the same primal axes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -120,6 +121,14 @@ class Layout:
                 d //= inner
             out.append(d)
         return tuple(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_layout(name: str, op_name: str, what: str = "layout") -> Layout:
+    """``Layout(name, ...)``, parsed once per distinct string: type relations ask for the
+    same few layouts on every call (a model's convolutions all say "NCHW" and "OIHW"), and
+    a Layout is never changed once made.  A bad name raises each time (nothing is cached)."""
+    return Layout(name, op_name, what)
 
 
 def check_convertible(src: Layout, dst: Layout, op_name: str) -> None:

@@ -6,8 +6,10 @@ compute in NHWC; the operator's ``FTVMConvertOpLayout`` attribute, called as
 (``tinfos`` are the types of the original arguments).  The functions here
 are Relay's, registered at the standard level: a convolution takes a data
 layout and a kernel layout, ``"default"`` choosing the kernel layout Relay
-pairs with the data layout (HWIO for NHWC, HWOI for a depthwise one); a pool
-or a resize takes one layout.  ``register_convert_op_layout(op, fn, level=11)``
+pairs with the data layout (HWIO for NHWC, HWOI for a depthwise one), and a
+blocked data layout (``NCHW16c``, with a kernel layout such as ``OIHW16i16o``)
+makes a conv2d an ``nn.contrib_conv2d_NCHWc``; a pool or a resize takes one
+layout.  ``register_convert_op_layout(op, fn, level=11)``
 replaces one.
 
 :class:`LayoutConfig` (``relay.transform.LayoutConfig``) lets a user keep
@@ -23,7 +25,7 @@ from typing import Any
 
 from ..errors import RelayPassError
 from ..ir.attrs import Attrs
-from ..ir.expr import Call, Expr
+from ..ir.expr import Call, Expr, Var
 from ..ir.op import Op, make_call
 from ..ir.op_hooks import register_convert_op_layout
 from ..ir.types import TensorType
@@ -135,11 +137,9 @@ def convert_conv(attrs: Attrs, inputs: Sequence[Expr], tinfos: Sequence[Any],
     if op_name == "nn.conv2d" and config is not None and config.check_skip():
         return make_call(op_name, [data, weight], **attrs)
     data_layout, kernel_layout = _desired(op_name, desired_layouts, 2)
-    if op_name == "nn.conv2d" and _BLOCKED_NCHW.match(data_layout):
-        raise LayoutConversionError(
-            f"{op_name}: the blocked data layout {data_layout!r} needs "
-            f"nn.contrib_conv2d_NCHWc, which the operator set does not have; use a "
-            f"permutation of NCHW")
+    tile = _BLOCKED_NCHW.match(data_layout) if op_name == "nn.conv2d" else None
+    if tile:
+        return _convert_to_nchwc(attrs, data, weight, data_layout, kernel_layout, int(tile[1] or 0))
     _same_axes(op_name, "data layout", data_layout, attrs.data_layout)
     if kernel_layout == "default":
         defaults = _DEFAULT_KERNELS[op_name]
@@ -153,6 +153,26 @@ def convert_conv(attrs: Attrs, inputs: Sequence[Expr], tinfos: Sequence[Any],
             kernel_layout = "HWOI"
     _same_axes(op_name, "kernel layout", kernel_layout, attrs.kernel_layout)
     return make_call(op_name, [data, weight],
+                     **attrs.with_fields(data_layout=data_layout, kernel_layout=kernel_layout))
+
+
+def _convert_to_nchwc(attrs: Attrs, data: Expr, weight: Expr, data_layout: str,
+                      kernel_layout: str, tile: int) -> Call:
+    """conv2d asked for a blocked layout (NCHW16c) becomes ``nn.contrib_conv2d_NCHWc``, as in
+    Relay; a program input whose channels do not split into the blocks stays a conv2d."""
+    if kernel_layout == "default":
+        raise LayoutConversionError(
+            f"nn.conv2d: the blocked data layout {data_layout!r} needs a kernel layout, such "
+            f"as 'OIHW{tile}i{tile}o', not 'default'")
+    _same_axes("nn.conv2d", "data layout", data_layout, attrs.data_layout)
+    _same_axes("nn.conv2d", "kernel layout", kernel_layout, attrs.kernel_layout)
+    ty = data._checked_type if isinstance(data, Var) else None
+    if isinstance(ty, TensorType) and tile:
+        channels = layout(attrs.data_layout).index_of("C")
+        extent = ty.shape[channels] if 0 <= channels < len(ty.shape) else None
+        if isinstance(extent, int) and extent % tile:
+            return make_call("nn.conv2d", [data, weight], **attrs)
+    return make_call("nn.contrib_conv2d_NCHWc", [data, weight],
                      **attrs.with_fields(data_layout=data_layout, kernel_layout=kernel_layout))
 
 

@@ -31,7 +31,8 @@ from .infer_layout_utils import (
 )
 
 __all__ = [
-    "batch_norm_layout", "concatenate_layout", "conv_layout", "dense_layout", "dropout_layout", "normalization_layout",
+    "batch_norm_layout", "concatenate_layout", "conv_layout", "dense_layout", "dense_pack_layout",
+    "dropout_layout", "normalization_layout",
     "pad_layout", "pool_layout", "prelu_layout", "reduce_layout", "resize_layout", "split_layout",
     "squeeze_layout", "strided_slice_layout", "topk_layout", "transpose_layout", "upsampling_layout",
 ]
@@ -103,6 +104,11 @@ def dense_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCo
     return InferCorrectLayoutOutput(["NC", "NC"], ["NC"], attrs)
 
 
+def dense_pack_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCorrectLayoutOutput:
+    """A packed dense takes its data in ``NC`` and its weight in the packing it names."""
+    return InferCorrectLayoutOutput(["NC", attrs.weight_layout], ["NC"], attrs)
+
+
 def dropout_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCorrectLayoutOutput:
     """Dropout follows its input like an elementwise operator; its mask has the data's layout."""
     ret = elemwise_arbitrary_layout(attrs, new_in_layouts, old_in_layouts, old_in_types)
@@ -127,8 +133,11 @@ def _follow_axis(attrs, new_in_layouts, old_in_layouts, old_in_types):
     new = new_in_layouts[0]
     if new is None:
         return None, attrs
-    index = _moved_axis(old, new, _axis(attrs.axis, _rank(old_in_types[0])))
-    if index is None or index < 0:
+    axis = _axis(attrs.axis, _rank(old_in_types[0]))
+    index = _moved_axis(old, new, axis)
+    if index is None or index < 0 or new.factor_of(old[axis]) != -1:
+        # One axis cannot name a channel split in blocks (Relay's rule would follow NCHW16c
+        # and leave batch_norm's relation to fail): the operator keeps its layouts.
         return None, attrs
     return new, attrs.with_fields(axis=index)
 
@@ -406,8 +415,8 @@ _RULES = {
     **dict.fromkeys(_UNARY, elemwise_arbitrary_layout),
     **dict.fromkeys(_BINARY, binary_broadcast_layout),
     **dict.fromkeys(("nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.conv1d_transpose",
-                     "nn.conv2d_transpose", "nn.conv3d_transpose", "nn.contrib_conv2d_NCHWc"),
-                    conv_layout),
+                     "nn.conv2d_transpose", "nn.conv3d_transpose", "nn.contrib_conv2d_NCHWc",
+                     "nn.contrib_depthwise_conv2d_NCHWc"), conv_layout),
     **dict.fromkeys(("nn.max_pool1d", "nn.max_pool2d", "nn.max_pool3d", "nn.avg_pool1d",
                      "nn.avg_pool2d", "nn.avg_pool3d", "nn.global_max_pool2d",
                      "nn.global_avg_pool2d", "nn.adaptive_max_pool1d", "nn.adaptive_avg_pool1d",
@@ -419,6 +428,7 @@ _RULES = {
     **dict.fromkeys(("sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin",
                      "variance"), reduce_layout),
     **dict.fromkeys(("nn.layer_norm", "nn.instance_norm"), normalization_layout),
+    "nn.contrib_dense_pack": dense_pack_layout,
     "nn.prelu": prelu_layout,
     "nn.dropout": dropout_layout,
     "nn.batch_norm": batch_norm_layout,

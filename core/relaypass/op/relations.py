@@ -8,7 +8,11 @@ operator's name, so that type inference can report it next to the call; no
 relation lets a Python or numpy exception escape.
 
 Unknown dimensions (``Any``) flow through: a relation checks what is known
-and leaves ``Any`` wherever the result depends on an unknown extent.
+and leaves ``Any`` wherever the result depends on an unknown extent.  Size
+variables flow through the same checks (a check that needs a number skips
+them, see :func:`is_any`) and into results as expressions
+(:mod:`relaypass.ir.shape_expr`): concatenating ``(n, 3)`` and ``(m, 3)``
+gives ``(m + n, 3)``.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from collections.abc import Sequence
 from typing import Any as _AnyT
 
 from ..errors import TypeRelationError
+from ..ir import shape_expr
 from ..ir.attrs import Attrs
 from ..ir.expr import Constant
 from ..ir.op import register_type_relation
-from ..ir.types import Any, Dim, TensorType, TupleType, Type
+from ..ir.types import Any, Dim, IntImm, SymbolicDim, TensorType, TupleType, Type
 
 FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
@@ -204,24 +209,41 @@ def normalize_axes(axes: Sequence[int], ndim: int, op_name: str, name: str = "ax
 
 
 def is_any(d: Dim) -> bool:
-    return type(d) is Any
+    """Whether a dimension's extent is not a number known statically.
+
+    True for ``Any`` and for size variables and expressions of them: checks
+    that need the number skip such dims, as Relay's do.  A relation that can
+    say more about a symbolic dim computes with it (:func:`dim_mul`,
+    ``d * 2``, ``a + b``), which keeps size variables where ``Any`` would
+    lose them.
+    """
+    return type(d) is Any or isinstance(d, SymbolicDim)
 
 
 def dim_mul(a: Dim, b: Dim) -> Dim:
-    return Any() if type(a) is Any or type(b) is Any else a * b  # type: ignore[operator]
+    """``a * b`` for dimensions: symbolic where either is, ``Any`` where either is unknown."""
+    return shape_expr.dim_mul(a, b)
 
 
 def dims_product(dims: Sequence[Dim]) -> Dim:
-    total: Dim = 1
+    """The number of elements of a shape: an int, an expression of size variables, or ``Any``."""
+    total: Dim = IntImm(1)
     for d in dims:
         if type(d) is Any:
             return Any()
-        total *= d  # type: ignore[operator]
+        total = shape_expr.dim_mul(total, d)
     return total
 
 
 def dims_equal_or_unknown(a: Dim, b: Dim) -> bool:
-    return type(a) is Any or type(b) is Any or a == b
+    """Whether two dims may be equal: equal, or either not known statically.
+
+    Like Relay, a relation cannot prove a size variable different from a
+    number or from another variable, so it accepts them; a variable bound
+    to two different extents is caught where values are known (the
+    interpreter) or where type inference unifies two shapes.
+    """
+    return a == b or is_any(a) or is_any(b)
 
 
 def shape_str(shape: Sequence[Dim]) -> str:
@@ -232,7 +254,12 @@ def shape_str(shape: Sequence[Dim]) -> str:
 
 
 def broadcast_shapes(lhs: Sequence[Dim], rhs: Sequence[Dim], op_name: str) -> tuple[Dim, ...]:
-    """Numpy broadcasting of two shapes, with ``Any`` for dims unknown statically."""
+    """Numpy broadcasting of two shapes, as Relay's ``ConcreteBroadcast``.
+
+    ``Any`` takes the other side's dim; a size variable broadcasts with 1 and
+    with itself, and is an error against anything else, as in Relay (which
+    cannot prove ``n`` equal to ``3`` or to ``m``).
+    """
     if len(lhs) == len(rhs) and tuple(lhs) == tuple(rhs):
         return tuple(lhs)
     n = max(len(lhs), len(rhs))
@@ -240,16 +267,13 @@ def broadcast_shapes(lhs: Sequence[Dim], rhs: Sequence[Dim], op_name: str) -> tu
     rhs_p = (1,) * (n - len(rhs)) + tuple(rhs)
     out: list[Dim] = []
     for i, (a, b) in enumerate(zip(lhs_p, rhs_p)):
-        if type(a) is Any or type(b) is Any:
-            if a == 1:
-                out.append(b)
-            elif b == 1:
-                out.append(a)
-            else:
-                out.append(a if type(a) is not Any else b)
-        elif a == b or b == 1:
+        # Relay's order: a 1 gives the other side, then Any, then equality (a size variable
+        # broadcasts with 1 and with itself only).
+        if a == 1:
+            out.append(b)
+        elif b == 1 or type(b) is Any:
             out.append(a)
-        elif a == 1:
+        elif type(a) is Any or a == b:
             out.append(b)
         else:
             raise fail(

@@ -16,10 +16,11 @@ import numpy as np
 
 from ..ir.attrs import Attrs
 from ..ir.dtype import numpy_dtype
-from ..ir.expr import Call, Expr
+from ..ir.expr import Call, Constant, Expr
 from ..ir.op import OpPattern, register_op
 from ..ir.types import TensorType, TupleType, Type
-from .builder import call
+from . import dynamic
+from .builder import call, dynamic_arg
 from .relations import (
     attr_bool,
     attr_choice,
@@ -119,7 +120,12 @@ register_op(
 def topk(data: Expr, k: int = 1, axis: int = -1, ret_type: str = "both", is_ascend: bool = False,
          dtype: str = "int32"):
     """The top ``k`` elements of ``data`` along ``axis``: with ``ret_type="both"`` a
-    TupleWrapper of (values, indices), otherwise the one asked for; ``k < 1`` takes all."""
+    TupleWrapper of (values, indices), otherwise the one asked for; ``k < 1`` takes all.
+    An expression for ``k`` (not a Constant) makes ``dyn.topk``."""
+    if dynamic_arg(k):
+        return dynamic.topk(data, k, axis, ret_type, is_ascend, dtype)
+    if isinstance(k, Constant):
+        k = k.array.item()
     out = call("topk", [data], k=int(k), axis=axis, ret_type=ret_type, is_ascend=bool(is_ascend),
                dtype=str(dtype))
     return TupleWrapper(out, 2) if ret_type == "both" else out

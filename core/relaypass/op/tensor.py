@@ -18,7 +18,8 @@ from ..ir.dtype import numpy_dtype
 from ..ir.expr import Call, Constant, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op
 from ..ir.types import TensorType, Type
-from .builder import call, expr_arg, static_shape
+from . import dynamic
+from .builder import call, dynamic_arg, expr_arg, static_shape
 from .relations import (
     INT_DTYPES,
     attr_bool,
@@ -693,17 +694,24 @@ def where(condition: Expr, x: Expr, y: Expr) -> Call:
 
 
 def zeros(shape, dtype: str = "float32") -> Call:
-    """A tensor of zeros; ``shape`` is static (ints, or a Constant holding them)."""
+    """A tensor of zeros; ``shape`` is static (ints, or a Constant holding them), or an
+    expression, which makes ``dyn.zeros``."""
+    if dynamic_arg(shape):
+        return dynamic.zeros(shape, dtype)
     return call("zeros", [], shape=static_shape(shape, "zeros"), dtype=str(dtype))
 
 
 def ones(shape, dtype: str = "float32") -> Call:
+    if dynamic_arg(shape):
+        return dynamic.ones(shape, dtype)
     return call("ones", [], shape=static_shape(shape, "ones"), dtype=str(dtype))
 
 
 def full(fill_value: Expr, shape=(), dtype: str = "") -> Call:
     """A tensor filled with the scalar ``fill_value``; dtype "" keeps the fill value's."""
     expr_arg(fill_value, "full", "fill_value")
+    if dynamic_arg(shape):
+        return dynamic.full(fill_value, shape, dtype)
     return call("full", [fill_value], shape=static_shape(shape, "full"), dtype=str(dtype))
 
 

@@ -18,8 +18,10 @@ import numpy as np
 from ..ir.attrs import Attrs
 from ..ir.expr import Call, Constant, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op, register_op_attr
+from ..ir.shape_expr import dim_add, dim_floordiv, dim_sub
 from ..ir.types import Any, Dim, TensorType, TupleType, Type
-from .builder import call, expr_arg, static_shape, tuple_arg
+from . import dynamic
+from .builder import call, dynamic_arg, expr_arg, static_shape, tuple_arg
 from .layout import Layout, check_convertible, transform_array
 from .relations import (
     attr_bool,
@@ -116,7 +118,7 @@ def infer_reshape(
             known = d2 if d1 == -1 else d1
             if d1 == -1 or d2 == -1:
                 if is_any(d0):
-                    rest: Dim = Any()
+                    rest: Dim = _exact_quotient(d0, known)
                 elif d0 % known:
                     raise fail(op_name, f"{code}: input dimension {d0} cannot be split into "
                                f"{d1} x {d2}")
@@ -137,7 +139,7 @@ def infer_reshape(
             [d for k, d in enumerate(oshape) if k not in used_out and k != infer_at]
         )
         if is_any(total) or is_any(others):
-            oshape[infer_at] = Any()
+            oshape[infer_at] = _exact_quotient(total, others)
         elif others == 0 or total % others:
             raise fail(op_name, f"cannot reshape a tensor of shape {shape_str(ishape)} to {code}: "
                        f"the -1 dimension cannot be inferred")
@@ -149,6 +151,15 @@ def infer_reshape(
         raise fail(op_name, f"cannot reshape a tensor of shape {shape_str(ishape)} "
                    f"({in_size} elements) to {shape_str(oshape)} ({out_size} elements)")
     return tuple(oshape)
+
+
+def _exact_quotient(total: Dim, part: Dim) -> Dim:
+    """``total / part`` where one is symbolic: the exact quotient (``n*4 / 2`` is ``n*2``), or
+    ``Any`` when there is none (``n / 2``: n need not be even) or either is unknown."""
+    if part == 0:
+        return Any()
+    q = dim_floordiv(total, part)
+    return q if not isinstance(q, Any) and dim_mul(q, part) == total else Any()
 
 
 def _reshape_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
@@ -353,7 +364,10 @@ register_op(
 
 
 def _merge_dim(a: Dim, b: Dim) -> Dim:
-    return b if is_any(a) else a
+    """The more telling of two dims that must be equal: a number, else a size variable, else Any."""
+    if isinstance(a, Any) or is_any(a) and not is_any(b):
+        return b
+    return a
 
 
 def _concatenate_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
@@ -378,7 +392,7 @@ def _concatenate_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
                            f"from field 0's {shape_str(first.shape)} in dimension {d}")
             shape[d] = _merge_dim(shape[d], f.shape[d])
         dim = f.shape[axis]
-        total = Any() if is_any(total) or is_any(dim) else total + dim  # type: ignore[operator]
+        total = dim_add(total, dim)
     shape[axis] = total
     return TensorType(shape, first.dtype)
 
@@ -425,7 +439,8 @@ def _split_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
         if ios < 1:
             raise fail("split", f"the number of sections must be positive, got {ios}")
         if is_any(dim):
-            pieces = [Any() for _ in range(ios)]
+            # A size variable's share is an expression (``floordiv(n, 2)``, ``n`` for ``n*2``).
+            pieces = [dim_floordiv(dim, ios)] * ios
         elif dim % ios:
             raise fail("split", f"axis {axis} of extent {dim} cannot be split into {ios} equal "
                        f"sections")
@@ -440,7 +455,7 @@ def _split_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
         if not is_any(dim) and bounds[-1] > dim:
             raise fail("split", f"index {bounds[-1]} is beyond axis {axis} of extent {dim}")
         pieces = [b - a for a, b in zip(bounds, bounds[1:])]
-        pieces.append(Any() if is_any(dim) else dim - bounds[-1])
+        pieces.append(dim_sub(dim, bounds[-1]))
     fields = []
     for p in pieces:
         shape = list(t.shape)
@@ -712,7 +727,10 @@ register_op(
 
 
 def reshape(data: Expr, newshape, allowzero: bool = False) -> Call:
-    """Reshape ``data``; ``newshape`` may use Relay's codes 0, -1, -2, -3 and -4."""
+    """Reshape ``data``; ``newshape`` may use Relay's codes 0, -1, -2, -3 and -4, or be an
+    expression (``dyn.reshape``)."""
+    if dynamic_arg(newshape):
+        return dynamic.reshape(data, newshape, allowzero)
     return call("reshape", [data], newshape=static_shape(newshape, "reshape", "newshape"),
                 allowzero=bool(allowzero))
 
@@ -723,13 +741,22 @@ def transpose(data: Expr, axes=None) -> Call:
 
 
 def squeeze(data: Expr, axis=None) -> Call:
-    """Remove the axes of extent 1 listed in ``axis`` (all of them when None)."""
+    """Remove the axes of extent 1 listed in ``axis`` (all of them when None); an expression
+    for ``axis`` makes ``dyn.squeeze``."""
+    if isinstance(axis, Constant):
+        axis = tuple(int(v) for v in axis.array.reshape(-1))
+    if dynamic_arg(axis):
+        return dynamic.squeeze(data, axis)
     if isinstance(axis, int):
         axis = (axis,)
     return call("squeeze", [data], axis=axis)
 
 
 def expand_dims(data: Expr, axis: int, num_newaxis: int = 1) -> Call:
+    """Insert ``num_newaxis`` axes of extent 1 at ``axis``; an expression for ``axis`` (a
+    Constant too, as in Relay) makes ``dyn.expand_dims``."""
+    if isinstance(axis, Expr):
+        return dynamic.expand_dims(data, axis, num_newaxis)
     return call("expand_dims", [data], axis=axis, num_newaxis=num_newaxis)
 
 
@@ -759,6 +786,11 @@ def split(data: Expr, indices_or_sections, axis: int = 0) -> TupleWrapper:
 
 
 def tile(data: Expr, reps) -> Call:
+    """Repeat ``data`` ``reps`` times along each axis; an expression makes ``dyn.tile``."""
+    if dynamic_arg(reps):
+        return dynamic.tile(data, reps)
+    if isinstance(reps, Constant):
+        reps = reps.array.reshape(-1).tolist()
     return call("tile", [data], reps=tuple(reps))
 
 
@@ -767,6 +799,9 @@ def repeat(data: Expr, repeats: int, axis: int) -> Call:
 
 
 def broadcast_to(data: Expr, shape) -> Call:
+    """``data`` broadcast to ``shape``; an expression makes ``dyn.broadcast_to``."""
+    if dynamic_arg(shape):
+        return dynamic.broadcast_to(data, shape)
     shape = static_shape(shape, "broadcast_to", keep_int64=True)
     return call("broadcast_to", [data], shape=shape, dtype="")
 

@@ -41,6 +41,7 @@ from ..ir.node import SourceName, Span
 from ..ir.op import Op
 from ..ir.scope_builder import ScopeBuilder
 from ..ir.text.parser import parse_expr
+from ..ir.type_relation import TypeConstraint, TypeRelation
 from ..ir.types import (
     Any,
     FuncType,
@@ -74,6 +75,7 @@ __all__ = [
     "fromtext", "parse", "parse_expr",
     "Clause", "Constructor", "Match", "Pattern", "PatternConstructor", "PatternTuple",
     "PatternVar", "PatternWildcard", "Prelude", "TypeCall", "TypeData", "adt", "prelude",
+    "TypeConstraint", "TypeRelation",
     *op.__all__,
 ]
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..ir.expr import Function
 from ..ir.module import IRModule
+from ..ir.shape_expr import free_size_vars, substitute
 from ..ir.types import Any, TensorType, TupleType, Type
 
 __all__ = ["random_inputs", "random_value"]
@@ -19,13 +20,14 @@ def random_value(ty: Type, rng: np.random.Generator, what: str = "value") -> obj
     """A random value of type ``ty``: a numpy array, or a tuple of values for a tuple type.
 
     Floats are standard normal, integers lie in [-5, 5], booleans are fair coins;
-    an unknown dimension (``?``) becomes 1.
+    an unknown dimension (``?``) becomes 1, and so does every size variable
+    (so that dimensions sharing one agree; ``n*4`` becomes 4).
     """
     if isinstance(ty, TupleType):
         return tuple(random_value(f, rng, f"{what}[{i}]") for i, f in enumerate(ty.fields))
     if not isinstance(ty, TensorType):
         raise TypeError(f"cannot make a random input for {what} of type {ty}")
-    shape = tuple(1 if isinstance(d, Any) else d for d in ty.shape)
+    shape = _extents(ty)
     dtype = np.dtype(ty.dtype)
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
@@ -52,3 +54,11 @@ def random_inputs(mod: IRModule | Function, seed: int = 0) -> list[object]:
             raise TypeError(f"parameter %{p.name_hint} has no type annotation to draw an input from")
         out.append(random_value(p.type_annotation, rng, f"%{p.name_hint}"))
     return out
+
+
+def _extents(ty: TensorType) -> tuple[int, ...]:
+    """The shape of a random value of ``ty``: ``Any`` and size variables taken as 1."""
+    if ty.is_static:
+        return ty.concrete_shape
+    ones = {v: 1 for v in free_size_vars(ty.shape)}
+    return tuple(1 if isinstance(d, Any) else max(int(substitute(d, ones)), 0) for d in ty.shape)

@@ -38,7 +38,11 @@ What a program contains
     place; ``"ref"`` adds RefCreate / RefWrite / RefRead, always let-bound so
     that the order of effects is fixed; ``"global"`` (modules only) adds global
     functions that call each other.  Parameters always carry type
-    annotations; let variables and return types do sometimes.
+    annotations; let variables and return types do sometimes.  With
+    ``size_vars=True`` some dimensions are the size variables ``n`` and
+    ``m`` (shared by the whole module; values of such types are parameters,
+    never constants), and only the operator uses of :data:`SIZE_VAR_KINDS`
+    are kept.
 
 Operator mix
     Each operator is used according to an :class:`OpUse`: its name and its
@@ -115,6 +119,7 @@ from ..ir.types import (
     FuncType,
     GlobalTypeVar,
     RefType,
+    SizeVar,
     TensorType,
     TupleType,
     Type,
@@ -124,7 +129,8 @@ from ..ir.types import (
 from .inputs import random_inputs
 
 __all__ = [
-    "DEFAULT_FEATURES", "DEFAULT_OP_USES", "FEATURES", "KINDS", "OpUse", "adt_modules",
+    "DEFAULT_FEATURES", "DEFAULT_OP_USES", "FEATURES", "KINDS", "PATTERN_OP_USES", "OpUse",
+    "SIZE_VAR_KINDS", "adt_modules",
     "available_op_uses", "modules", "programs", "random_inputs",
 ]
 
@@ -133,6 +139,13 @@ FEATURES = frozenset({"let", "if", "tuple", "fn", "ref", "global"})
 
 DEFAULT_FEATURES = frozenset({"let", "if", "tuple", "fn", "global"})
 """The features used when none are given: all but references."""
+
+SIZE_VAR_KINDS = frozenset({
+    "unary", "binary", "compare", "cast", "reduce", "axis_unary", "transpose", "concatenate",
+    "stack", "where",
+})
+"""The kinds of use a program with size variables keeps: their result types follow from the
+argument shapes by equality, broadcasting against 1 and sums, which a size variable supports."""
 
 FLOATS = ("float16", "float32", "float64")
 
@@ -305,6 +318,247 @@ DEFAULT_OP_USES: tuple[OpUse, ...] = (
 """The standard operator set as the generator uses it (missing operators are skipped)."""
 
 
+# --------------------------------------------------------------------------- pass patterns
+# The patterns graph-level passes rewrite hardly ever arise from operators drawn one
+# at a time: a constant per-channel scale next to a convolution (FoldScaleAxis),
+# branches that apply weights of one shape to one input (CombineParallel*), a pad of
+# zeros before a convolution or pool (FoldExplicitPadding), a cast that widens a
+# narrow value (CanonicalizeCast).  These kinds build each pattern in one step.
+
+KINDS.update({
+    "channel_scale": ((), ()),
+    "scaled_conv2d": (("channels", "kernel_size"), ()),
+    "scaled_dense": ((), ()),
+    "parallel_conv2d": (("channels", "kernel_size"), ()),
+    "parallel_dense": ((), ()),
+    "parallel_batch_matmul": ((), ()),
+    "pad_window1d": (("padding",), ()),
+    "pad_window2d": (("padding",), ()),
+    "pad_window3d": (("padding",), ()),
+    "widening_cast": (("dtype",), ()),
+})
+_MIN_RANK.update({
+    "channel_scale": 2, "scaled_conv2d": 4, "scaled_dense": 2, "parallel_conv2d": 4, "parallel_dense": 2, "parallel_batch_matmul": 3,
+    "pad_window1d": 3, "pad_window2d": 4, "pad_window3d": 5,
+})
+
+PATTERN_OP_USES: tuple[OpUse, ...] = (
+    _u("multiply", "channel_scale", weight=2, dtypes=FLOATS),
+    _u("nn.conv2d", "scaled_conv2d", weight=2, dtypes=FLOATS),
+    _u("nn.dense", "scaled_dense", dtypes=FLOATS),
+    _u("nn.conv2d", "parallel_conv2d", dtypes=FLOATS),
+    _u("nn.dense", "parallel_dense"),
+    _u("nn.batch_matmul", "parallel_batch_matmul"),
+    *(_u(f"nn.{op}{n}d", f"pad_window{n}d", dtypes=FLOATS)
+      for n in (1, 2, 3) for op in ("conv", "max_pool", "avg_pool")),
+    _u("cast", "widening_cast", dtypes=FLOATS),
+)
+"""Uses that build the patterns graph-level passes rewrite; add them to an operator mix.
+
+``channel_scale``: ``x * s`` with ``s`` a constant per channel (channels
+first or last) or a scalar, non-negative more often than not.
+``scaled_conv2d`` / ``scaled_dense``: the operator with its input scaled per
+input channel before it, or its output scaled per output channel after it,
+or both, a bias and a relu now and then between.
+``parallel_conv2d`` / ``parallel_dense`` / ``parallel_batch_matmul``: two or
+three calls of the operator on one input, with weights of one shape (conv2d
+and dense: the output channels may differ), each followed by the same chain
+of scale, bias and relu (now and then a shorter one), concatenated along the
+channels.  ``pad_window{1,2,3}d``: ``nn.pad`` of the spatial axes (now and
+then of the channels too) with zeros, the dtype's lowest value or another
+constant, mostly in ``constant`` mode, read by the convolution or pool the
+use names, channels first or last.  ``widening_cast``: a value cast to
+float16 or bool and back, often read by two elementwise operators.
+"""
+
+
+class _PatternKinds:
+    """The ``_kind_*`` builders of :data:`PATTERN_OP_USES`; mixed into the generator."""
+
+    def _kind_channel_scale(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) >= 2, make=lambda: self.shape(2))
+        shape = ty.shape  # type: ignore[attr-defined]
+        if self.chance(70):
+            scale_shape: tuple[int, ...] = (shape[1], *[1] * (len(shape) - 2))
+        elif self.chance(50):
+            scale_shape = (shape[-1],)
+        else:
+            scale_shape = ()
+        scale = Constant(self.array(TensorType(scale_shape, dtype), positive=self.chance(60)))
+        args = [x, scale] if self.chance(70) else [scale, x]
+        self.emit(scope, make_call(use.name, args), ty)
+
+    def _scaled(self, scope: _Scope, use: OpUse, dtype: str, x: Expr, in_channels: tuple[int, ...],
+                build) -> None:
+        """``build(input) -> (call, out per-channel shape, out type)`` with scales before or after."""
+        before, after = self.draw(st.sampled_from([(True, False), (False, True), (True, True)]))
+        if before:
+            steps = [s for s in ("relu", "bias") if self.chance(30)]
+            x = make_call("multiply", [x, Constant(
+                self.array(TensorType(in_channels, dtype), positive=self.chance(70)))])
+            x = self._branch_tail(scope, x, in_channels, dtype, steps)
+        call, out_channels, out = build(x)
+        if after:
+            steps = [s for s in ("bias", "relu") if self.chance(30)]
+            call = self._branch_tail(scope, call, out_channels, dtype, steps)
+            call = make_call("multiply", [call, Constant(
+                self.array(TensorType(out_channels, dtype), positive=self.chance(70)))])
+        self.emit(scope, call, out)
+
+    def _kind_scaled_conv2d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self._image(scope, dtype, 1)
+        n, c, h, w = ty.shape  # type: ignore[attr-defined]
+        kh, kw = self.integer(1, min(3, h + 2)), self.integer(1, min(3, w + 2))
+        o = self.integer(1, self.cfg.max_dim)
+        weight = self.leaf(scope, TensorType((o, c, kh, kw), dtype))[0]
+
+        def build(data: Expr) -> tuple[Expr, tuple[int, ...], TensorType]:
+            call = make_call(use.name, [data, weight], padding=(1, 1), channels=o, kernel_size=(kh, kw))
+            return call, (o, 1, 1), TensorType((n, o, h + 3 - kh, w + 3 - kw), dtype)
+
+        self._scaled(scope, use, dtype, x, (c, 1, 1), build)
+
+    def _kind_scaled_dense(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) == 2, make=lambda: self.shape(2, 2))
+        m, k = ty.shape  # type: ignore[attr-defined]
+        units = self.integer(1, self.cfg.max_dim)
+        weight = self.leaf(scope, TensorType((units, k), dtype))[0]
+
+        def build(data: Expr) -> tuple[Expr, tuple[int, ...], TensorType]:
+            return make_call(use.name, [data, weight]), (units,), TensorType((m, units), dtype)
+
+        self._scaled(scope, use, dtype, x, (k,), build)
+
+    def _branch_tail(self, scope: _Scope, value: Expr, per_channel: tuple[int, ...], dtype: str,
+                     tail: Sequence[str]) -> Expr:
+        """``value`` through ``tail``: a constant scale, a bias (parameter or constant), relu."""
+        for step in tail:
+            if step == "relu":
+                value = make_call("nn.relu", [value])
+            elif step == "scale":
+                value = make_call("multiply", [value, Constant(
+                    self.array(TensorType(per_channel, dtype), positive=True))])
+            else:
+                bias = self.leaf(scope, TensorType(per_channel, dtype))[0]
+                value = make_call("add", [value, bias])
+        return value
+
+    def _parallel(self, scope: _Scope, dtype: str, build, out_dims, axis: int) -> None:
+        """Two or three branches ``build(i) -> (call, per-channel shape)``, concatenated on ``axis``."""
+        steps = [s for s in ("scale", "bias", "relu") if self.chance(50)]
+        branches, widths = [], []
+        for i in range(self.integer(2, 3)):
+            call, per_channel = build(i)
+            tail = steps[:self.integer(0, len(steps) - 1)] if steps and self.chance(20) else steps
+            branches.append(self._branch_tail(scope, call, per_channel, dtype, tail))
+            widths.append(per_channel[0])
+        out = list(out_dims)
+        out[axis] = sum(widths)
+        self.emit(scope, make_call("concatenate", [Tuple(branches)], axis=axis), TensorType(out, dtype))
+
+    def _kind_parallel_conv2d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self._image(scope, dtype, 1)
+        n, c, h, w = ty.shape  # type: ignore[attr-defined]
+        pad = self.integer(0, 1)
+        kh, kw = self.integer(1, min(3, h + 2 * pad)), self.integer(1, min(3, w + 2 * pad))
+        same = self.chance(50)
+        first = self.integer(1, self.cfg.max_dim)
+
+        def build(i: int) -> tuple[Expr, tuple[int, ...]]:
+            o = first if same or i == 0 else self.integer(1, self.cfg.max_dim)
+            weight = self.leaf(scope, TensorType((o, c, kh, kw), dtype))[0]
+            call = make_call(use.name, [x, weight], padding=(pad, pad), channels=o,
+                             kernel_size=(kh, kw))
+            return call, (o, 1, 1)
+
+        self._parallel(scope, dtype, build, (n, 0, h + 2 * pad - kh + 1, w + 2 * pad - kw + 1), 1)
+
+    def _kind_parallel_dense(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) == 2, make=lambda: self.shape(2, 2))
+        m, k = ty.shape  # type: ignore[attr-defined]
+        same = self.chance(50)
+        first = self.integer(1, self.cfg.max_dim)
+
+        def build(i: int) -> tuple[Expr, tuple[int, ...]]:
+            units = first if same or i == 0 else self.integer(1, self.cfg.max_dim)
+            weight = self.leaf(scope, TensorType((units, k), dtype))[0]
+            return make_call(use.name, [x, weight]), (units,)
+
+        self._parallel(scope, dtype, build, (m, 0), 1)
+
+    def _kind_parallel_batch_matmul(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) == 3, make=lambda: self.shape(3, 3))
+        b, m, k = ty.shape  # type: ignore[attr-defined]
+        n = self.integer(1, self.cfg.max_dim)
+
+        def build(i: int) -> tuple[Expr, tuple[int, ...]]:
+            y = self.leaf(scope, TensorType((b, n, k), dtype))[0]
+            return make_call(use.name, [x, y], transpose_a=False, transpose_b=True), (n,)
+
+        self._parallel(scope, dtype, build, (b, m, 0), 2)
+
+    def _pad_window(self, scope: _Scope, use: OpUse, dtype: str, ndim: int) -> None:
+        last = self.chance(30)  # channels last: NWC, NHWC, NDHWC
+        spatial = "DHW"[3 - ndim:]
+        layout = f"N{spatial}C" if last else f"NC{spatial}"
+
+        def make() -> tuple[int, ...]:
+            dims = [self.integer(1, 2), self.integer(1, self.cfg.max_dim),
+                    *(self.integer(1, self.cfg.max_dim) for _ in range(ndim))]
+            return (dims[0], *dims[2:], dims[1]) if last else tuple(dims)
+
+        x, ty = self.operand(scope, dtype, pred=lambda s: len(s) == ndim + 2, make=make)
+        widths = [(self.integer(0, 1), self.integer(0, 1)) if axis in spatial
+                  or self.integer(0, 9) == 0 else (0, 0) for axis in layout]
+        padded = [d + lo + hi for d, (lo, hi) in zip(ty.shape, widths)]  # type: ignore[attr-defined]
+        pool = "pool" in use.name
+        lowest = np.finfo(dtype).min if "max" in use.name else 0
+        value = lowest if self.chance(75) else self.array(TensorType((), dtype))
+        mode = "constant" if self.chance(90) else "edge"
+        data = make_call("nn.pad", [x, Constant(np.asarray(value, dtype))], pad_width=widths,
+                         pad_mode=mode)
+        sizes = [padded[layout.index(axis)] for axis in spatial]
+        kernel = [self.integer(1, min(3, d)) for d in sizes]
+        own = [self.integer(0, k - 1) if pool else self.integer(0, 1) for k in kernel]
+        out = list(padded)
+        for axis, d, k, p in zip(spatial, sizes, kernel, own):
+            out[layout.index(axis)] = d + 2 * p - k + 1
+        padding = [*own, *own]
+        if pool:
+            attrs: dict[str, object] = {"pool_size": kernel, "padding": padding, "layout": layout}
+            if "avg" in use.name:
+                attrs["count_include_pad"] = self.chance(50)
+            self.emit(scope, make_call(use.name, [data], **attrs), TensorType(out, dtype))
+            return
+        c = padded[layout.index("C")]
+        o = self.integer(1, self.cfg.max_dim)
+        out[layout.index("C")] = o
+        kernel_layout = f"{spatial}IO" if last else f"OI{spatial}"
+        wshape = (*kernel, c, o) if last else (o, c, *kernel)
+        weight = self.leaf(scope, TensorType(wshape, dtype))[0]
+        call = make_call(use.name, [data, weight], padding=padding, channels=o, kernel_size=kernel,
+                         data_layout=layout, kernel_layout=kernel_layout)
+        self.emit(scope, call, TensorType(out, dtype))
+
+    def _kind_pad_window1d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        self._pad_window(scope, use, dtype, 1)
+
+    def _kind_pad_window2d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        self._pad_window(scope, use, dtype, 2)
+
+    def _kind_pad_window3d(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        self._pad_window(scope, use, dtype, 3)
+
+    def _kind_widening_cast(self, scope: _Scope, use: OpUse, dtype: str) -> None:
+        x, ty = self.operand(scope, dtype)
+        narrow = self.draw(st.sampled_from([d for d in ("float16", "bool") if d != dtype]))
+        wide, _ = self.emit(scope, make_call(use.name, [make_call(use.name, [x], dtype=narrow)],
+                                             dtype=dtype), ty, bind_percent=20)
+        if self.chance(70):  # read by two elementwise operators
+            both = make_call("add", [make_call("nn.relu", [wide]), make_call("negative", [wide])])
+            self.emit(scope, both, ty)
+
+
 def _registered(name: str) -> Op | None:
     try:
         return Op.get(name)
@@ -406,7 +660,7 @@ class _Scope:
 class _Config:
     __slots__ = (
         "uses", "features", "dtype", "max_rank", "max_dim", "max_depth", "size", "num_functions",
-        "by_kind",
+        "by_kind", "size_vars",
     )
 
     def __init__(
@@ -419,6 +673,7 @@ class _Config:
         max_dim: int,
         max_depth: int,
         num_functions: int | tuple[int, int] = 1,
+        size_vars: bool = False,
     ) -> None:
         lo, hi = (size, size) if isinstance(size, int) else size
         if not 1 <= lo <= hi:
@@ -436,6 +691,10 @@ class _Config:
             )
         self.features = feats
         self.dtype = str(np.dtype(dtype))
+        self.size_vars = size_vars
+        if size_vars:
+            # Only uses whose result type the generator computes for any dimension.
+            ops = [u for u in available_op_uses(ops, self.dtype) if u.kind in SIZE_VAR_KINDS]
         if max_rank < 1 or max_dim < 1:
             raise ValueError("max_rank and max_dim must be at least 1")
         self.max_rank = max_rank
@@ -465,7 +724,7 @@ def _input_dtype(use: OpUse, dtype: str) -> str:
     return use.dtypes[0]
 
 
-class _Generator:
+class _Generator(_PatternKinds):
     """Draws one program; every choice goes through ``draw`` so hypothesis can shrink it."""
 
     def __init__(self, draw: st.DrawFn, cfg: _Config) -> None:
@@ -473,6 +732,8 @@ class _Generator:
         self.cfg = cfg
         self.counters: dict[str, int] = {}
         self.budget = 0
+        # The size variables one program (or module) shares, with ``size_vars=True``.
+        self.size_vars = (SizeVar("n"), SizeVar("m")) if cfg.size_vars else ()
 
     # --- choices ----------------------------------------------------------
     def integer(self, lo: int, hi: int) -> int:
@@ -494,7 +755,13 @@ class _Generator:
     # --- types and leaves -------------------------------------------------
     def shape(self, min_rank: int = 0, max_rank: int | None = None, min_dim: int = 1) -> tuple[int, ...]:
         rank = self.integer(min_rank, self.cfg.max_rank if max_rank is None else max_rank)
-        return tuple(self.integer(min_dim, max(min_dim, self.cfg.max_dim)) for _ in range(rank))
+        return tuple(self.dim(min_dim) for _ in range(rank))
+
+    def dim(self, min_dim: int = 1) -> int | SizeVar:
+        """An extent, or now and then one of the program's size variables."""
+        if self.size_vars and self.chance(30):
+            return self.size_vars[self.integer(0, len(self.size_vars) - 1)]
+        return self.integer(min_dim, max(min_dim, self.cfg.max_dim))
 
     def array(self, ty: TensorType, positive: bool = False) -> np.ndarray:
         shape = ty.concrete_shape
@@ -519,8 +786,11 @@ class _Generator:
         return np.asarray(data, dtype=dtype)
 
     def leaf(self, scope: _Scope, ty: TensorType, positive: bool = False) -> _Entry:
-        """A new parameter of the enclosing function or a new constant, of type ``ty``."""
-        if not positive and self.chance(50):
+        """A new parameter of the enclosing function or a new constant, of type ``ty``.
+
+        A constant needs a static shape: a type with size variables is always a parameter.
+        """
+        if ty.symbolic or not positive and self.chance(50):
             var: Expr = Var(self.name("p"), ty)
             scope.params.append(var)  # type: ignore[arg-type]
         else:
@@ -1173,6 +1443,7 @@ def programs(
     max_rank: int = 4,
     max_dim: int = 4,
     max_depth: int = 2,
+    size_vars: bool = False,
 ) -> st.SearchStrategy[Function]:
     """Closed functions over tensors of ``dtype``: see the module docstring.
 
@@ -1183,9 +1454,11 @@ def programs(
     ``max_rank`` bounds the rank of every tensor (operators that need more
     are left out); ``max_dim`` bounds the dimensions of new tensors (inputs and
     constants: concatenate, tile and friends may grow them); ``max_depth``
-    bounds the nesting of ifs and local functions.
+    bounds the nesting of ifs and local functions; ``size_vars`` lets shapes hold the
+    size variables ``n`` and ``m``.
     """
-    return _program(_Config(size, ops, features, dtype, max_rank, max_dim, max_depth))
+    return _program(_Config(size, ops, features, dtype, max_rank, max_dim, max_depth,
+                            size_vars=size_vars))
 
 
 def modules(
@@ -1197,13 +1470,15 @@ def modules(
     max_dim: int = 4,
     max_depth: int = 2,
     num_functions: int | tuple[int, int] = (1, 3),
+    size_vars: bool = False,
 ) -> st.SearchStrategy[IRModule]:
     """Modules with a ``main`` and, with the ``"global"`` feature, helpers it calls.
 
     Arguments as for :func:`programs`; ``num_functions`` (an int or a range)
     counts the global functions including ``main``.
     """
-    return _module(_Config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions))
+    return _module(_Config(size, ops, features, dtype, max_rank, max_dim, max_depth, num_functions,
+                           size_vars))
 
 
 # --- algebraic data types ----------------------------------------------------------

@@ -1,7 +1,10 @@
-"""``tvm.tir.expr``: the two TIR expressions Relay types hold -- ``IntImm`` and ``Any``.
+"""``tvm.tir.expr``: the TIR expressions Relay types hold as dimensions.
 
 A tensor type's dimensions are :class:`IntImm` (ints that read as TVM's
-``tir.IntImm``) or :class:`Any`; nothing else of TIR exists in relaypass.
+``tir.IntImm``), :class:`Any`, size variables (``Var`` and ``SizeVar``,
+both :class:`~relaypass.ir.types.SizeVar`) and the expressions type
+relations compute from them (``n*4``: sums and products, ``FloorDiv``,
+``FloorMod``); nothing else of TIR exists in relaypass.
 """
 
 from __future__ import annotations
@@ -9,9 +12,16 @@ from __future__ import annotations
 from typing import Any as _AnyT
 
 from ..errors import RelayCompatError
-from ..ir.types import Any, IntImm
+from ..ir.shape_expr import FloorDiv, FloorMod, SizeExpr
+from ..ir.types import Any, IntImm, SizeVar
 
-__all__ = ["Any", "IntImm", "TirOutOfScopeError", "out_of_scope"]
+__all__ = [
+    "Any", "FloorDiv", "FloorMod", "IntImm", "SizeExpr", "SizeVar", "TirOutOfScopeError", "Var",
+    "out_of_scope",
+]
+
+Var = SizeVar
+"""TVM's ``tir.Var("n", "int64")``: in a Relay type, a size variable."""
 
 
 class TirOutOfScopeError(RelayCompatError, AttributeError):
@@ -24,7 +34,7 @@ def out_of_scope(module: str, name: str) -> _AnyT:
         raise AttributeError(name)
     raise TirOutOfScopeError(
         f"{module}.{name}", "TIR is TVM's low-level IR; relaypass has only the dimensions "
-        "of tensor types (IntImm, Any)"
+        "of tensor types (IntImm, Any, Var/SizeVar and their sums, products and divisions)"
     )
 
 

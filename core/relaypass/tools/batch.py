@@ -32,12 +32,12 @@ from typing import Any, TextIO
 from ..errors import RelayPassError
 from .arguments import tolerance
 from .batch_engines import ENGINES, make_engine
-from .batch_record import CHECKS, STATUSES
+from .batch_record import CHECKS, STATUSES, model_job, pipeline_description
 from .describe import table
 from .run_report import schema_id
 
 __all__ = ["BatchError", "BatchReportError", "Progress", "collect_models", "format_seconds",
-           "pipeline_argument", "read_report", "register", "run", "summary"]
+           "largest_first", "pipeline_argument", "read_report", "register", "run", "summary"]
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-5
@@ -56,18 +56,6 @@ class BatchReportError(RelayPassError):
 
 
 # --- the models ----------------------------------------------------------------------------------
-def _shown(path: str) -> str:
-    """``path`` relative to the current folder when below it, else absolute: a model's key."""
-    full = os.path.abspath(path)
-    rel = os.path.relpath(full)
-    return full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
-
-
-def _file_job(path: str, fmt: str) -> dict[str, Any]:
-    shown = _shown(path)
-    return {"key": shown, "name": shown, "path": shown, "zoo": None, "format": fmt}
-
-
 # What only a Relay text model has: a version header, a global function, a function literal.
 _RELAY_TEXT = re.compile(r"^\s*(#\[version|def\s+@)|\bfn\s*\(", re.MULTILINE)
 
@@ -104,13 +92,13 @@ def collect_models(paths: Sequence[str], zoo: Sequence[str] = ()) -> list[dict[s
         if os.path.isdir(path):
             found = sorted(os.path.join(root, f) for root, _dirs, files in os.walk(path)
                            for f in files if os.path.splitext(f)[1].lower() in MODEL_SUFFIXES)
-            jobs.extend(_file_job(f, MODEL_SUFFIXES[os.path.splitext(f)[1].lower()])
+            jobs.extend(model_job(f, None, MODEL_SUFFIXES[os.path.splitext(f)[1].lower()])
                         for f in found)
         elif os.path.isfile(path):
             suffix = os.path.splitext(path)[1].lower()
             entries = None if suffix in MODEL_SUFFIXES else _listed(path)
             if entries is None:
-                jobs.append(_file_job(path, MODEL_SUFFIXES.get(suffix, "relay")))
+                jobs.append(model_job(path, None, MODEL_SUFFIXES.get(suffix, "relay")))
             elif os.path.realpath(path) not in seen_lists:
                 seen_lists.add(os.path.realpath(path))
                 stack.extend((e, path) for e in reversed(entries))
@@ -118,13 +106,36 @@ def collect_models(paths: Sequence[str], zoo: Sequence[str] = ()) -> list[dict[s
             raise BatchError(f"{path}{where}: no such file or folder")
     names = sorted(model_zoo.LIGHT_MODELS) if "all" in zoo else list(zoo)
     for name in names:
-        model = model_zoo.light_model(name)
-        jobs.append({"key": f"zoo:{model.name}", "name": model.name, "path": None,
-                     "zoo": model.name, "format": "onnx"})
+        jobs.append(model_job(None, model_zoo.light_model(name).name, "onnx"))
     unique: dict[str, dict[str, Any]] = {}
     for job in jobs:
         unique.setdefault(job["key"], job)
     return list(unique.values())
+
+
+def largest_first(jobs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``jobs`` in the order to start them: the costliest first, so that no big model starts
+    last and runs alone while the other workers idle (VGG-19 takes as long as five small
+    models).  The cost is the bytes of a model's weights: a file's size, or for a model-zoo
+    model the weights its file gives the shapes of (they are drawn at random when it runs)."""
+    from . import model_zoo
+
+    def cost(job: Mapping[str, Any]) -> int:
+        if job["zoo"]:
+            import numpy as np
+            from onnx import numpy_helper
+
+            graph = model_zoo.light_model(job["zoo"]).load().graph
+            shapes = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+            drawn = sum(int(np.prod(shapes[n.input[0]])) for n in graph.node
+                        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in shapes)
+            return 4 * drawn + graph.ByteSize()
+        try:
+            return os.path.getsize(job["path"])
+        except OSError:
+            return 0  # its record will say why
+
+    return sorted(jobs, key=cost, reverse=True)
 
 
 # --- the report ----------------------------------------------------------------------------------
@@ -378,7 +389,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """The ``batch`` command: the summary table goes to ``out`` (default stdout)."""
     from .load import load_pass_file
     from .run_report import pipeline_json
-    from .schedule import resolve_schedule, runnable
+    from .schedule import resolve_schedule
 
     out = out or sys.stdout
     if args.resume and not args.report_file:
@@ -396,13 +407,13 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise BatchError("no models: give MODEL files or folders, or --model-zoo all|NAME")
     engine = make_engine(args.engine, args.jobs)
     # The passes it runs, so that --resume knows two inline pipelines apart.
-    described = {**pipeline_json(spec), "schedule": [s.name for s in runnable(resolve_schedule(spec))]}
+    described = pipeline_description(pipeline_json(spec), resolve_schedule(spec))
     settings = {"pipeline": pipeline, "pipeline_json": described, "out_dir": out_dir,
                 "loads": loads, "check": args.check, "rtol": args.rtol, "atol": args.atol,
                 "seed": args.seed, "timeout": args.timeout, "threads": 0}
     previous = _resume(args.report_file, settings["pipeline_json"]) if args.resume else []
     done = {r["model"]["key"] for r in previous}
-    todo = [job for job in jobs if job["key"] not in done]
+    todo = largest_first([job for job in jobs if job["key"] not in done])
     running = min(len(todo), args.jobs or os.cpu_count() or 1)
     # Each worker's share of the cores for BLAS and onnxruntime; a Ray task asks for one CPU.
     settings["threads"] = 1 if args.engine == "ray" else max(1, (os.cpu_count() or 1) // max(running, 1))

@@ -17,10 +17,13 @@ no record:
   per model, at most ``--jobs`` at a time, to the cluster at ``RAY_ADDRESS``
   or to a local Ray it starts.  Each job carries the model's bytes and the
   settings the pipeline's text, so a node needs relaypass and the pipeline's
-  plugins installed, not the files.  A task past the grace period is
-  cancelled with its worker killed (``ray.cancel(force=True)``); a
-  :class:`StageBoard` actor keeps what each task is doing, so that the record
-  of a killed or crashed task names its pass as the process pool's does.
+  plugins installed, not the files.  A :class:`StageBoard` actor keeps what
+  each task is doing, so that the record of a killed or crashed task names
+  its pass as the process pool's does, and says when the task began its
+  model: as with the process pool, ``--timeout`` counts from then, not from
+  the submission (a task may wait for a CPU, and a new Ray worker spends
+  seconds importing relaypass before it starts).  A task past the grace
+  period is cancelled with its worker killed (``ray.cancel(force=True)``).
 
 Each worker uses ``cores / jobs`` threads for numpy's BLAS and onnxruntime,
 so that ``--jobs`` processes share the machine instead of each taking it all.
@@ -326,7 +329,8 @@ def _ray_task(job: Mapping[str, Any], settings: Mapping[str, Any], board: Any) -
 
 class StageBoard:
     """A Ray actor holding what each running model is doing ("pass 3 FoldConstant"), so that
-    the record of a task that crashed or was killed names the pass, as the process pool's do."""
+    the record of a task that crashed or was killed names the pass, as the process pool's do;
+    a model with a stage has begun (its task's time limit runs from then)."""
 
     def __init__(self) -> None:
         self.stages: dict[str, str] = {}
@@ -336,6 +340,10 @@ class StageBoard:
 
     def get(self, key: str) -> str:
         return self.stages.get(key, "")
+
+    def begun(self, keys: list[str]) -> list[str]:
+        """The models of ``keys`` whose task has begun running them."""
+        return [key for key in keys if key in self.stages]
 
 
 def _import_ray() -> Any:
@@ -377,7 +385,9 @@ class RayEngine:
         pending = deque(jobs)
         timeout = settings.get("timeout")
         limit = None if not timeout else timeout + grace_period(timeout)
+        # ref -> (job, when it was submitted); began: ref -> when its model began (seen so).
         running: dict[Any, tuple[Mapping[str, Any], float]] = {}
+        began: dict[Any, float] = {}
         try:
             while pending or running:
                 while pending and len(running) < limit_running:
@@ -386,13 +396,18 @@ class RayEngine:
                     running[ref] = (job, time.monotonic())
                 done, _ = ray.wait(list(running), num_returns=1, timeout=TICK)
                 for ref in done:
-                    job, started = running.pop(ref)
-                    on_record(self._result(ref, job, settings, started, board))
+                    job, submitted = running.pop(ref)
+                    on_record(self._result(ref, job, settings, began.pop(ref, submitted), board))
                 now = time.monotonic()
-                for ref, (job, started) in list(running.items()):
+                waiting = {running[ref][0]["key"]: ref for ref in running if ref not in began}
+                if limit is not None and waiting:
+                    for key in ray.get(board.begun.remote(list(waiting))):
+                        began[waiting[key]] = now
+                for ref, started in list(began.items()):
                     if limit is not None and now - started > limit:
+                        job = running.pop(ref)[0]
+                        del began[ref]
                         ray.cancel(ref, force=True)
-                        del running[ref]
                         stage = ray.get(board.get.remote(job["key"]))
                         record = failure_record(job, settings, "timeout",
                                                 _timeout_error(job, timeout, stage), now - started)

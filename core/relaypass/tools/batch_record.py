@@ -36,7 +36,8 @@ from ..errors import RelayPassError
 from .run_report import ModuleCounter, comparison_json, error_json, schema_id
 
 __all__ = ["CHECKS", "STATUSES", "BatchModelError", "ModelTimeoutError", "WorkerCrashError",
-           "base_record", "failure_record", "read_spec", "run_model", "warm_up"]
+           "base_record", "failure_record", "model_job", "pipeline_description", "read_spec",
+           "record_status", "run_model", "warm_up", "warm_up_reading"]
 
 #: The values of ``--check``: ``auto`` is onnxruntime for ONNX models when it is installed,
 #: else the interpreter on the module before the pipeline.
@@ -76,17 +77,62 @@ def read_spec(settings: Mapping[str, Any]) -> Any:
     return parse_pipeline(pipeline["text"], pipeline["source"], out_dir)
 
 
+def warm_up_reading(fmt: str) -> None:
+    """Import what reading a model of format ``fmt`` needs and load the operator sets, so that
+    a record's import time is the model's own, not the process's first use of the reader."""
+    from ..ir.op import Op
+
+    if fmt == "onnx":
+        from ..frontend import from_onnx  # noqa: F401
+    else:
+        from ..ir.text.parser import parse  # noqa: F401
+    Op.list_op_names()
+
+
 def warm_up(settings: Mapping[str, Any]) -> None:
     """Import what running a model needs (the parser, the importer, the interpreter, the
     pipeline's plugins), so that the first model's import time is not the worker's start-up."""
     import importlib.util
 
     from ..interp import Interpreter  # noqa: F401
-    from ..ir.text.parser import parse  # noqa: F401
 
+    warm_up_reading("relay")
     if importlib.util.find_spec("onnx") is not None:
-        from ..frontend import from_onnx  # noqa: F401
+        warm_up_reading("onnx")
     read_spec(settings).build()
+
+
+def model_job(path: str | None, zoo: str | None, fmt: str) -> dict[str, Any]:
+    """What a record says about its model (and how a worker finds it).
+
+    A model-zoo model is keyed ``zoo:NAME``; a file by its path, shown
+    relative to the current folder when it lies below it (absolute
+    otherwise), so that two runs from the same checkout key it alike.
+    """
+    if zoo:
+        return {"key": f"zoo:{zoo}", "name": zoo, "path": None, "zoo": zoo, "format": "onnx"}
+    assert path is not None
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full)
+    shown = full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+    return {"key": shown, "name": shown, "path": shown, "zoo": None, "format": fmt}
+
+
+def pipeline_description(pipeline: Mapping[str, Any], schedule: Any) -> dict[str, Any]:
+    """A record's ``pipeline``: ``run --json``'s description and the passes its schedule runs
+    (two inline pipelines differ by them alone; ``--resume`` tells them apart so)."""
+    from .schedule import runnable
+
+    names = None if schedule is None else [s.name for s in runnable(schedule)]
+    return {**pipeline, "schedule": names}
+
+
+def record_status(record: Mapping[str, Any]) -> str:
+    """A finished record's ``status``: its error's kind, else whether every check passed."""
+    error = record.get("error")
+    if error is not None:
+        return "timeout" if error.get("kind") == ModelTimeoutError.__name__ else "error"
+    return "ok" if all(c["ok"] for c in record.get("checks") or ()) else "check_failed"
 
 
 def base_record(job: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,12 +192,11 @@ def run_model(job: Mapping[str, Any], settings: Mapping[str, Any],
                 record["checks"].append(_check(check, out, inputs, before, onnx_model, feeds,
                                                settings))
                 record["seconds"]["check"] = time.perf_counter() - mark
-        record["status"] = "ok" if all(c["ok"] for c in record["checks"]) else "check_failed"
     except Exception as exc:
         if recorder is not None and not record["passes"]:
             record["passes"] = _steps(recorder, counter, recorder.running())
-        record["status"] = "timeout" if isinstance(exc, ModelTimeoutError) else "error"
         record["error"] = error_json(exc, _message(exc))
+    record["status"] = record_status(record)
     record["seconds"]["total"] = time.perf_counter() - start
     return record
 

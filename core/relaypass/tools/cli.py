@@ -43,9 +43,10 @@ from ..transform.instrument import PassInstrument
 from ..transform.pattern_tables import pattern_table_errors
 from ..transform.pipeline import read_pipeline
 from ..transform.targets import target_errors
-from . import batch, compare_reports, optimize, viz
+from . import batch, compare_reports, optimize, run_record, viz
 from . import help as help_pages
 from .arguments import tolerance as _tolerance
+from .batch_record import warm_up_reading
 from .byoc_listing import byoc_json, print_byoc_sections
 from .defaults import DEFAULT_CHECKER, DEFAULT_TIMER, TYPER_DEFAULT_HELP
 from .describe import instrument_json, pass_json
@@ -373,7 +374,7 @@ class _Run:
         output = getattr(args, "output", None)
         self.module_to_stdout = output == "-" or (output is None and args.model_zoo is None)
         # With --json, stdout carries the JSON document: guarded alike.
-        self.stdout_taken = self.module_to_stdout or self.json_report is not None
+        self.stdout_taken = self.module_to_stdout or bool(getattr(args, "json", False))
 
     def _instruments(self, args: argparse.Namespace, status: StatusLine) -> list[Any]:
         from ..transform.registry import get_registry
@@ -409,6 +410,11 @@ class _Run:
             extra.append(build("DumpIR", {"dir": args.dump_dir, **meta}))
         if args.verify_each:
             extra.append(_verifier(args, build))
+        if getattr(args, "viz_dir", None):
+            from .viz_steps import VizSteps
+
+            extra.append(VizSteps(args.viz_dir, args.viz_format, self.schedule,
+                                  args.model_zoo or os.path.basename(args.model or "")))
         return extra
 
     def __call__(self, mod: IRModule) -> IRModule:
@@ -586,8 +592,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _check_registered("--timer", args.timer, "instrument")
     _check_registered("--typer", args.typer, "pass")
     shapes = dict(args.shape) if args.shape else None
+    if args.report is not None:  # the import time the report gives is the model's own
+        warm_up_reading(_model_format(args.model))
+    start = time.perf_counter()
     mod = _load_model(args.model, shapes)
-    _json_module(args, "input", mod)
+    _json_module(args, "input", mod, time.perf_counter() - start)
     run = _Run(args, spec, status)
     inputs: list[Any] = []
     before: list[Any] = []
@@ -598,7 +607,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         inputs = random_inputs(mod, seed=args.seed)
         before = _evaluate(mod, inputs)
     out = run.run_or_reproduce(mod, args, _model_format(args.model))
-    if args.report is None or args.output is not None:  # --json: the module only to -o
+    if not args.json or args.output is not None:  # --json: the module only to -o
         _write_module(out, args.output)
     _json_result(args, run, out)
     if run.timing is not None:
@@ -615,7 +624,7 @@ def _json_run(args: argparse.Namespace, spec: PipelineSpec) -> None:
     """--json: what the document of a run says before it starts (an error document too)."""
     if args.report is None:
         return
-    if args.output == "-":
+    if args.json and args.output == "-":
         raise CLIError("-o -: with --json, stdout carries the JSON document; write the module "
                        "to a file (-o FILE) or leave it out")
     from .run_report import pipeline_json
@@ -626,16 +635,18 @@ def _json_run(args: argparse.Namespace, spec: PipelineSpec) -> None:
                               output=None, seconds=None, checks=[], reproducer=None)
 
 
-def _json_module(args: argparse.Namespace, key: str, mod: IRModule) -> None:
-    """--json: the node and operator counts of the module read."""
+def _json_module(args: argparse.Namespace, key: str, mod: IRModule, seconds: float) -> None:
+    """--json, --report: the node and operator counts of the module read, and its import time."""
     if args.report is not None:
         args.report.fields[key] = args.report.counter.counts(mod)
+        args.report.import_seconds = seconds
 
 
 def _json_result(args: argparse.Namespace, run: _Run, out: IRModule) -> None:
     """--json: the pipeline's time, the result's counts and where it was written (or null)."""
     if args.report is not None:
         args.report.fields["seconds"] = run.seconds
+        args.report.mark("passes")
         args.report.fields["output"] = {"path": args.output, **args.report.counter.counts(out)}
 
 
@@ -648,6 +659,7 @@ def _report_check(actual: list[Any], reference: list[Any], args: argparse.Namesp
         from .run_report import comparison_json
 
         args.report.fields["checks"].append(comparison_json(result, actual, reference, against))
+        args.report.mark("check")
     if result.ok:
         _err(f"relaypass: check ok: {result.summary(against)}")
         return EXIT_OK
@@ -696,13 +708,15 @@ def _run_zoo(args: argparse.Namespace, spec: PipelineSpec, status: StatusLine) -
         what += f", a seeded random input (seed {args.seed})"
     _err(f"relaypass: {model.name} ({model.file_name}, opset {model_zoo.opset(proto)}): {what}")
 
+    if args.report is not None:  # the import time the report gives is the model's own
+        warm_up_reading("onnx")
     status.show(f"relaypass: importing {model.name}")
     start = time.perf_counter()
     mod = model_zoo.import_onnx(proto, None)
     imported = time.perf_counter() - start
     status.clear()
     _err(f"relaypass: imported in {_secs(imported)}")
-    _json_module(args, "input", mod)
+    _json_module(args, "input", mod, imported)
 
     out = run.run_or_reproduce(mod, args, "onnx")
     _json_result(args, run, out)
@@ -1252,6 +1266,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="--model-zoo: seeded random weights in place of the shipped uniform "
                             "ones (default with onnxruntime), or the shipped ones")
     _json_option(p_run, "with it, the module is written only with -o FILE")
+    p_run.add_argument("--report", dest="report_file", metavar="FILE.json",
+                       help="also write what the run did as one record of relaypass batch's "
+                            "report (import time, per-pass times and counts, checks, error), "
+                            "for relaypass compare-reports (relaypass help corpus)")
+    p_run.add_argument("--viz-dir", metavar="DIR",
+                       help="draw @main before the pipeline and after each pass into DIR, one "
+                            "numbered file per pass (relaypass help corpus)")
+    p_run.add_argument("--viz-format", choices=viz.FORMATS, default="svg",
+                       help="the pictures' format for --viz-dir (default svg; svg and html need "
+                            "Graphviz, dot needs nothing)")
     p_run.set_defaults(func=_cmd_run)
 
     p_bisect = sub.add_parser(
@@ -1429,7 +1453,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         code = _dispatch(given, report)
         if report is not None:
-            report.write(code, sys.stdout)
+            code = run_record.finish(report, code, sys.stdout)
         return code
     except KeyboardInterrupt:
         _err("relaypass: interrupted")
@@ -1445,7 +1469,7 @@ def _main(argv: Sequence[str] | None) -> int:
         code = _report_error(exc)
         if report is not None:
             report.fail(exc, _one_line(exc) + _reproducer_text(exc))
-            report.write(code, sys.stdout)
+            code = run_record.finish(report, code, sys.stdout)
         return code
 
 
@@ -1453,7 +1477,9 @@ def _dispatch(given: list[str], report: Any) -> int:
     parser = build_parser()
     args = parser.parse_args(given)
     args.argv = given
-    args.report = report
+    # run's Report records for --json and --report alike; nothing when neither is asked for.
+    args.report = None if report is None else report.arm(getattr(args, "json", False),
+                                                         getattr(args, "report_file", None))
     _prepare(args)
     func: Callable[[argparse.Namespace], int] | None = getattr(args, "func", None)
     if func is None:
@@ -1467,13 +1493,15 @@ _JSON_COMMANDS = ("run", "check", "explain", "bisect")
 
 
 def _json_report(given: list[str]) -> Any:
-    """The Report of ``relaypass COMMAND ... --json`` for a command of :data:`_JSON_COMMANDS`."""
+    """The Report of ``relaypass COMMAND ... --json`` for a command of :data:`_JSON_COMMANDS`,
+    and of every ``run`` (its ``--report FILE.json`` is known once parsed: Report.arm)."""
     command = next((a for a in given if not a.startswith("-")), None)
-    if command not in _JSON_COMMANDS or "--json" not in given:
+    json_output = command in _JSON_COMMANDS and "--json" in given
+    if not json_output and command != "run":  # run may ask for --report FILE.json
         return None
     from .run_report import Report
 
-    return Report(command)
+    return Report(command, stdout=json_output)
 
 
 def _report_error(exc: Exception) -> int:

@@ -2,9 +2,10 @@
 
 The question after changing a pass is "what did that do to the corpus":
 which models got slower or faster, which lost or gained nodes, which check
-broke or got fixed.  A report is either kind relaypass writes: the document
-of ``relaypass run --json`` (one model) or the JSON lines of ``relaypass
-batch --report`` (one record per model).  Models are paired by their key
+broke or got fixed.  A report is any kind relaypass writes: the document
+of ``relaypass run --json`` (one model), the record of ``relaypass run
+--report FILE.json`` (one model, as a batch record), or the JSON lines of
+``relaypass batch --report`` (one record per model).  Models are paired by their key
 (the model-zoo name or the path); two one-model reports are paired whatever
 their models, since comparing them is what the user asked.
 
@@ -85,7 +86,8 @@ def _from_run(doc: Mapping[str, Any]) -> ModelResult:
 
 
 def load_report(path: str) -> dict[str, ModelResult]:
-    """The models of a ``run --json`` document or a ``batch`` report, by key."""
+    """The models of a ``run --json`` document, a ``run --report`` record or a ``batch`` report,
+    by key."""
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
@@ -99,11 +101,13 @@ def load_report(path: str) -> dict[str, ModelResult]:
     if isinstance(doc, dict) and str(doc.get("schema", "")).startswith("relaypass.run/"):
         result = _from_run(doc)
         return {result.key: result}
-    if isinstance(doc, dict) and "schema" in doc and not str(doc["schema"]).startswith(
-            "relaypass.batch/"):
+    if isinstance(doc, dict) and str(doc.get("schema", "")).startswith("relaypass.batch/"):
+        result = _from_batch(doc)  # one record (run --report), on one line or several
+        return {result.key: result}
+    if isinstance(doc, dict) and "schema" in doc:
         raise BatchReportError(f"{path}: a {doc['schema']} document; compare-reports reads "
-                               "the documents of relaypass run --json and the reports of "
-                               "relaypass batch")
+                               "the documents of relaypass run --json, and the reports of "
+                               "relaypass run --report and relaypass batch")
     results = [_from_batch(r) for r in read_report(path)]
     return {r.key: r for r in results}
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -34,8 +35,8 @@ from ..transform.instrument import PassInstrument
 from .blame import blame
 from .schedule import ScheduledPass, ScheduleTracker, StepRun
 
-__all__ = ["SCHEMA_VERSION", "ModuleCounter", "Report", "RunRecorder", "comparison_json",
-           "error_json", "pipeline_json", "schedule_json", "schema_id"]
+__all__ = ["SCHEMA_VERSION", "ModuleCounter", "Report", "ReportFileError", "RunRecorder",
+           "comparison_json", "error_json", "pipeline_json", "schedule_json", "schema_id"]
 
 #: The version of every document's schema (``"schema": "relaypass.run/1"``).
 SCHEMA_VERSION = 1
@@ -199,17 +200,53 @@ class Report:
     ``fields`` are the command's own (see docs/json-output.md); a run's
     steps come from the :class:`RunRecorder` made by :meth:`tracker` (also
     after an error: the steps that ran before it are part of the document).
+
+    ``relaypass run`` fills one whether it was asked for ``--json`` (the
+    document on stdout: :attr:`stdout`), for ``--report FILE.json`` (the
+    same run as a batch record, :mod:`relaypass.tools.run_record`:
+    :attr:`record_file`), or both; :meth:`arm` says which, once the command
+    line is parsed.  For the record it also keeps the phases' times.
     """
 
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, stdout: bool = True) -> None:
         self.command = command
         self.fields: dict[str, Any] = {}
         self.recorder: RunRecorder | None = None
         self.error: dict[str, Any] | None = None
         self.counter = ModuleCounter()
+        self.stdout = stdout
+        self.record_file: str | None = None
+        #: The resolved schedule of the run (None until :meth:`tracker`).
+        self.schedule: list[ScheduledPass] | None = None
+        #: Seconds the model took to read (Relay text) or import (ONNX).
+        self.import_seconds: float | None = None
+        self.started = time.perf_counter()
+        #: When each phase ("passes", "check") last ended (perf_counter()).
+        self.ended: dict[str, float] = {}
+
+    def arm(self, json_output: bool, record_file: str | None) -> Report | None:
+        """What the parsed command line asked for: self, or None when it asked for nothing.
+
+        A ``record_file`` whose folder does not exist, or that is a folder,
+        is refused here, before anything runs.
+        """
+        if record_file is not None:
+            folder = os.path.dirname(os.path.abspath(record_file))
+            if os.path.isdir(record_file) or not os.path.isdir(folder):
+                what = "is a folder" if os.path.isdir(record_file) else "its folder does not exist"
+                raise ReportFileError(f"--report {record_file}: cannot write the report there "
+                                      f"({what})")
+        self.stdout = json_output
+        self.record_file = record_file
+        return self if json_output or record_file is not None else None
+
+    def mark(self, phase: str) -> None:
+        """``phase`` ("passes", or "check": one check of the outputs) has just ended."""
+        self.ended[phase] = time.perf_counter()
 
     def tracker(self, schedule: list[ScheduledPass]) -> RunRecorder:
         """The recorder of the run whose steps the document lists (one per document)."""
+        self.schedule = schedule
         self.recorder = RunRecorder(schedule)
         return self.recorder
 
@@ -234,6 +271,10 @@ class Report:
         stream.write(json.dumps(_plain(self.document(exit_code)), indent=2, allow_nan=False))
         stream.write("\n")
         stream.flush()
+
+
+class ReportFileError(RelayPassError):
+    """The file of ``relaypass run --report`` cannot be written."""
 
 
 def pipeline_json(spec: Any) -> dict[str, Any]:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the graph module imports the IR: only the command needs it,
     from .viz_graph import VizCluster, VizGraph
 
 __all__ = ["FORMATS", "VizError", "load_model", "module_after", "register", "render_html",
-           "render_svg", "run", "to_dot"]
+           "render_svg", "require_graphviz", "run", "to_dot", "typed_module"]
 
 #: The output formats, by file suffix.
 FORMATS = ("dot", "svg", "html")
@@ -208,7 +208,9 @@ def _cluster_dot(graph: VizGraph, cid: int) -> str:
 
 
 # --- SVG and HTML --------------------------------------------------------------------------------
-def _graphviz() -> Any:
+def require_graphviz() -> Any:
+    """The graphviz package, when it and the ``dot`` program are there; else a VizError
+    naming what to install (called before any work, so a missing dot costs nothing)."""
     try:
         import graphviz
     except ImportError:
@@ -222,7 +224,7 @@ def _graphviz() -> Any:
 
 def render_svg(*dots: str) -> list[str]:
     """Each DOT text laid out by ``dot``, as an SVG document (one run of ``dot`` for all)."""
-    graphviz = _graphviz()
+    graphviz = require_graphviz()
     try:
         # graphviz.pipe hands the input over at once (Source.pipe writes it line by line,
         # which deadlocks once dot's output of the first graphs fills the pipe).
@@ -349,7 +351,7 @@ def module_after(spec: Any, mod: Any, after: str | None) -> Any:
     return next(run.after for run in tracker.runs if run.step is target)
 
 
-def _typed(mod: Any) -> Any:
+def typed_module(mod: Any) -> Any:
     """``mod`` with every node's type known, for the labels (as it is when it does not type)."""
     from ..transform import get_pass
     from .defaults import default_typer
@@ -414,12 +416,12 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         raise VizError("--after needs --pipeline: the pipeline whose pass it names")
     fmt = _format(args)
     if fmt != "dot":
-        _graphviz()  # before the work: a missing dot is one line, at once
+        require_graphviz()  # before the work: a missing dot is one line, at once
     spec = pipeline_argument(args.pipeline, os.getcwd())[0] if args.pipeline else None
     mod = load_model(args.model, args.model_zoo)
     if spec is not None:
         mod = module_after(spec, mod, args.after)
-    mod = _typed(mod)
+    mod = typed_module(mod)
     if args.function not in mod:
         raise VizError(f"--function {args.function}: the module has no @{args.function}")
     graph = build_graph(mod, args.function)

@@ -49,6 +49,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any as _AnyT
 
+from relaypass.analysis.kind_check import KindCheckError, check_kind
 from relaypass.errors import AttrsError, RelayPassError, TypeInferenceError, TypeRelationError
 from relaypass.ir.adt import Constructor, Match
 from relaypass.ir.attrs import Attrs
@@ -360,12 +361,13 @@ class _Inference:
         "solver", "ty", "order", "functions", "global_types", "global_decl",
         "instances", "let_bound", "tvar_uses", "tvars_bound", "relations", "default_attrs",
         "const_types",
-        "memo", "new_gvars", "type_defs",
+        "memo", "new_gvars", "type_defs", "kind_mod",
     )
 
     def __init__(self, functions: Mapping[str, BaseFunc], type_defs: Mapping = (),
                  known: Mapping[str, GlobalVar] | None = None) -> None:
         self.type_defs = dict(type_defs)
+        self.kind_mod: IRModule | None = None  # type_defs as a module, for check_kind
         self.solver = TypeSolver()
         self.ty: dict[Expr, Type] = {}
         self.order: list[Expr] = []
@@ -566,6 +568,16 @@ class _Inference:
         return ty[root]
 
     def _note_type_vars(self, ann: Type, node: Expr) -> None:
+        """Record the type variables ``ann`` uses, after checking its kinds (as Relay's
+        InferType checks each annotation it meets: a shape variable used as a type is an
+        error at ``node``, not a confusing mismatch later)."""
+        if self.kind_mod is None:
+            self.kind_mod = IRModule(type_definitions=self.type_defs)
+        try:
+            check_kind(ann, self.kind_mod)
+        except KindCheckError as err:
+            err.expr = node
+            raise
         stack = [ann]
         while stack:
             t = stack.pop()

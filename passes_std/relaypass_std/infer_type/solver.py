@@ -19,6 +19,11 @@ Unknown tensor extents (``Any``): unifying ``Any`` with a known extent gives
 both sides promise.  Only variables take the unified type; a type written in
 the program (an annotation, an operator's result) keeps its own extents.
 
+Size variables: unifying one with an extent binds it to that extent for the
+rest of the function (Relay's shape union-find), so that a variable that
+would need two extents is a type mismatch naming the expression that bound
+it first; two different variables do not unify, as in Relay.
+
 Unification recurses over the structure of *types*, which is as deep as the
 program nests tuples and function types, never as long as the program is;
 chains of variables are followed with loops.
@@ -30,13 +35,17 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 from relaypass.errors import RelayPassError, TypeInferenceError
+from relaypass.ir import shape_expr
 from relaypass.ir.fields import with_children
-from relaypass.ir.summary import type_text
+from relaypass.ir.summary import short_text, type_text
 from relaypass.ir.types import (
     Any,
+    Dim,
     FuncType,
     IncompleteType,
+    IntImm,
     RefType,
+    SizeVar,
     TensorType,
     TupleType,
     Type,
@@ -104,7 +113,8 @@ class Relation:
 class TypeSolver:
     """Union-find over incomplete types, unification, and relations waiting on variables."""
 
-    __slots__ = ("_parent", "_waiting", "_queue", "_relations", "_draining", "_resolved", "_known")
+    __slots__ = ("_parent", "_waiting", "_queue", "_relations", "_draining", "_resolved", "_known",
+                 "_sizes", "_where")
 
     def __init__(self) -> None:
         self._parent: dict[IncompleteType, Type] = {}
@@ -117,6 +127,10 @@ class TypeSolver:
         # let chain, a nested tuple) is then walked once, not once per node.
         self._resolved: dict[int, Type] | None = None
         self._known: dict[int, IncompleteType | None] | None = None
+        # Size variables unification bound to an extent, with the expression that bound them;
+        # ``_where`` is the expression of the unification under way.
+        self._sizes: dict[SizeVar, tuple[Dim, object]] = {}
+        self._where: object = None
 
     def freeze(self) -> None:
         """Solving is over: remember resolved composite types from now on."""
@@ -221,6 +235,7 @@ class TypeSolver:
             return lhs
         if type(lhs) is TensorType and type(rhs) is TensorType and lhs == rhs:
             return lhs
+        self._where = where
         try:
             unified = self._unify(lhs, rhs)
         except _Clash as clash:
@@ -315,14 +330,14 @@ class TypeSolver:
         # equal only to themselves, which ``_unify`` already checked.
         raise _Clash(a, b)
 
-    @staticmethod
-    def _unify_tensor(a: TensorType, b: TensorType) -> TensorType:
+    def _unify_tensor(self, a: TensorType, b: TensorType) -> TensorType:
         if a.dtype != b.dtype:
             raise _Clash(a, b, f"dtype {a.dtype} vs {b.dtype}")
         if len(a.shape) != len(b.shape):
             raise _Clash(a, b, f"rank {len(a.shape)} vs {len(b.shape)}")
         dims = []
         keeps_a = keeps_b = True
+        symbolic = a.symbolic or b.symbolic
         for i, (x, y) in enumerate(zip(a.shape, b.shape)):
             if x == y:
                 dims.append(x)
@@ -332,6 +347,13 @@ class TypeSolver:
             elif isinstance(y, Any):
                 dims.append(y)
                 keeps_a = False
+            elif symbolic:
+                d = self._unify_dim(x, y)
+                if d is None:
+                    raise _Clash(a, b, self._dim_clash(i, x, y))
+                dims.append(d)
+                keeps_a = keeps_a and d is x
+                keeps_b = keeps_b and d is y
             else:
                 raise _Clash(a, b, f"dimension {i}: {x} vs {y}")
         if keeps_a:
@@ -339,6 +361,42 @@ class TypeSolver:
         if keeps_b:
             return b
         return TensorType(dims, a.dtype)
+
+    def _dim_value(self, d: Dim) -> Dim:
+        """A dimension with the size variables unification has bound replaced by their extents."""
+        if not self._sizes or not shape_expr.is_symbolic(d):
+            return d
+        values = {v: self._sizes[v][0] for v in shape_expr.free_size_vars([d]) if v in self._sizes}
+        return shape_expr.substitute(d, values) if values else d
+
+    def _unify_dim(self, x: Dim, y: Dim) -> Dim | None:
+        """Relay's ``UnifyDim``: a size variable meeting an extent is bound to it, for the
+        whole function; two different variables, or expressions, do not unify."""
+        vx, vy = self._dim_value(x), self._dim_value(y)
+        if vx == vy:
+            return x if vx is x else y if vy is y else vx
+        if isinstance(vx, Any) or isinstance(vy, Any):
+            return Any()
+        if type(vx) is SizeVar and type(vy) is IntImm:
+            self._sizes[vx] = (vy, self._where)
+            return vy
+        if type(vy) is SizeVar and type(vx) is IntImm:
+            self._sizes[vy] = (vx, self._where)
+            return vx
+        return None
+
+    def _dim_clash(self, i: int, x: Dim, y: Dim) -> str:
+        """Why dimension ``i`` does not unify, naming where a size variable got its extent."""
+        detail = f"dimension {i}: {x} vs {y}"
+        for d in (x, y):
+            for v in shape_expr.free_size_vars([d]):
+                bound = self._sizes.get(v)
+                if bound is not None:
+                    where = bound[1]
+                    at = f" by {short_text(where)}" if where is not None else ""
+                    detail += (f"; size variable {v} was bound to {bound[0]}{at}, "
+                               "so it cannot take another extent")
+        return detail
 
     def _unify_func(self, a: FuncType, b: FuncType) -> FuncType:
         if len(a.arg_types) != len(b.arg_types):

@@ -105,6 +105,7 @@ from ..types import (
     IncompleteType,
     IntImm,
     RefType,
+    SizeVar,
     TensorType,
     TupleType,
     Type,
@@ -118,8 +119,10 @@ from .tokenizer import (
     DTYPE_RE,
     DTYPE_SUFFIX,
     DTYPES,
+    IDENT_RE,
     NUMBER_RE,
     RESERVED_TYPE_NAMES,
+    SIZE_RESERVED,
     SUFFIX_DTYPE,
     TEXT_VERSION,
     line_starts,
@@ -260,6 +263,8 @@ class _Parser:
         self.ended_temps: dict[str, Expr] = {}
         self.ended_blocks: list[tuple[list[str], list[Expr]]] = []
         self.tscope: dict[str, TypeVar] = {}
+        # Size variables by name: one variable per name in the whole text.
+        self.size_vars: dict[str, SizeVar] = {}
         self.globals: dict[str, GlobalVar] = {}
         self.global_refs: dict[str, int] = {}
         self.defined: set[str] = set()
@@ -1446,13 +1451,14 @@ class _Parser:
             tok = toks[self.i]
             if tok == "?":
                 dims.append(Any())
-            elif _DIM_RE.match(tok):
+            elif _DIM_RE.match(tok) and toks[self.i + 1] in (",", ")"):
                 dim = self.int_value(tok, self.i)
                 if dim > _INT64_MAX:
                     raise self.error_at(self.i, f"dimension {tok} is out of range (int64)")
                 dims.append(dim)
             else:
-                raise self.fail("a dimension (an integer or '?')")
+                dims.append(self.parse_dim_expr())
+                self.i -= 1  # stands on the last token of the expression, as a number does
             self.i += 1
             if toks[self.i] == ",":
                 self.i += 1
@@ -1462,13 +1468,100 @@ class _Parser:
         self.expect(",")
         dtype = self.parse_dtype()
         self.expect_closing("]", opened)
-        if math.prod(d for d in dims if type(d) is int) > _INT64_MAX:
+        if math.prod(d for d in dims if isinstance(d, int)) > _INT64_MAX:
             # Shapes are computed with in int64 (numpy, TVM): a larger one would wrap around.
             raise self.error_at(
                 tensor, f"a tensor of shape ({', '.join(map(str, dims))}) has more elements "
                 f"than int64 counts",
             )
         return TensorType(dims, dtype)
+
+    def parse_dim_expr(self) -> _AnyT:
+        """A symbolic dimension: ``n``, ``n*4``, ``m + n - 1``, ``floordiv(n + 1, 2)``.
+
+        A name is a size variable, the same one wherever the text uses it.
+        Precedence climbing on explicit stacks (operands and operators): ``*``
+        binds tighter than ``+`` and ``-``; parentheses and the two divisions
+        open a nested level on the same stacks, so no input recurses.
+        """
+        toks = self.toks
+        # One frame per open level: [operands, operators, closing token, division or None, start].
+        frames: list[list[_AnyT]] = [[[], [], None, None, self.i]]
+        expect_operand = True
+        while True:
+            k = self.i
+            tok = toks[k]
+            frame = frames[-1]
+            if expect_operand:
+                if tok == "-":  # unary minus: 0 - operand
+                    frame[0].append(IntImm(0))
+                    frame[1].append("-")
+                    self.i += 1
+                    continue
+                if tok == "(":
+                    frames.append([[], [], ")", None, k])
+                    self.i += 1
+                    continue
+                if tok in SIZE_RESERVED and toks[k + 1] == "(":
+                    frames.append([[], [], ",", tok, k])
+                    self.i += 2
+                    continue
+                if _DIM_RE.match(tok):
+                    frame[0].append(IntImm(self.int_value(tok, k)))
+                elif tok[:1] in _IDENT_START and IDENT_RE.match(tok) and "." not in tok:
+                    var = self.size_vars.get(tok)
+                    if var is None:
+                        var = self.size_vars[tok] = SizeVar(tok)
+                    frame[0].append(var)
+                else:
+                    raise self.fail("a dimension (an integer, '?', a size variable or an "
+                                    "expression of them)")
+                self.i += 1
+                expect_operand = False
+                continue
+            if tok in ("+", "-", "*") or tok[:1] == "-" and _DIM_RE.match(tok[1:]):
+                if tok[:1] == "-" and len(tok) > 1:  # ``n-1`` reads as one number token -1
+                    self.reduce_dims(frame, "+")
+                    frame[1].append("-")
+                    frame[0].append(IntImm(self.int_value(tok[1:], k)))
+                    self.i += 1
+                    continue
+                self.reduce_dims(frame, tok)
+                frame[1].append(tok)
+                self.i += 1
+                expect_operand = True
+                continue
+            # The end of a level: reduce it.
+            self.reduce_dims(frame, "+")
+            value = frame[0][0]
+            closing, division = frame[2], frame[3]
+            if closing is None:
+                return value
+            if division is not None and closing == ",":
+                if tok != ",":
+                    raise self.fail("',' and the divisor")
+                frames[-1] = [[], [], ")", (division, value), frame[4]]
+                self.i += 1
+                expect_operand = True
+                continue
+            self.expect_closing(")", frame[4] + (1 if division else 0))
+            frames.pop()
+            if division is not None:
+                op, numerator = division
+                try:
+                    value = (numerator // value) if op == "floordiv" else (numerator % value)
+                except ZeroDivisionError:
+                    raise self.error_at(frame[4], f"{op} by 0 in a dimension", "a divisor") from None
+            frames[-1][0].append(value)
+
+    def reduce_dims(self, frame: list[_AnyT], incoming: str) -> None:
+        """Apply the pending operators of a level that bind at least as tightly as ``incoming``."""
+        values, ops = frame[0], frame[1]
+        while ops and (incoming != "*" or ops[-1] == "*"):
+            op = ops.pop()
+            b = values.pop()
+            a = values.pop()
+            values.append(a * b if op == "*" else a + b if op == "+" else a - b)
 
     def parse_dtype(self) -> str:
         k = self.i

@@ -78,6 +78,7 @@ from ..expr import (
 from ..fields import Layout, PerKind
 from ..module import IRModule
 from ..op import REQUIRED, Op
+from ..shape_expr import dim_text
 from ..types import (
     Any,
     FuncType,
@@ -85,6 +86,7 @@ from ..types import (
     IncompleteType,
     IntImm,
     RefType,
+    SizeVar,
     TensorType,
     TupleType,
     Type,
@@ -99,6 +101,7 @@ from .tokenizer import (
     IDENT_RE,
     RESERVED_TYPE_NAMES,
     SIMPLE_SCALAR_DTYPES,
+    SIZE_RESERVED,
     TEXT_VERSION,
     escape_string,
 )
@@ -495,6 +498,9 @@ class _Printer:
         self.global_names: dict[str, str] = {}
         self.global_taken: set[str] = set()
         self.tensor_type_text: dict[TensorType, str] = {}
+        # Size variables' names: one per variable, distinct within the printing.
+        self.size_var_names: dict[SizeVar, str] = {}
+        self.size_names_taken: set[str] = set()
         self.tvar_names: dict[TypeVar, str] = {}
         self.tvar_scope: dict[str, TypeVar] = {}
         self.frames: list[_Frame] = []
@@ -1040,6 +1046,28 @@ class _Printer:
         return f"<unprintable {type(value).__name__}>"
 
     # --- types ---------------------------------------------------------------------------
+    def size_var_name(self, v: SizeVar) -> str:
+        """The name a size variable prints as: its hint, made a plain name and unique.
+
+        Two variables of one name (or a hint that is not a plain name, as an
+        ONNX ``dim_param`` may be) get a suffix, so that parsing the text back
+        gives one variable per printed variable.
+        """
+        name = self.size_var_names.get(v)
+        if name is not None:
+            return name
+        base = re.sub(r"[^A-Za-z0-9_]", "_", v.name_hint) or "n"
+        if not base[0].isalpha() and base[0] != "_" or base in SIZE_RESERVED:
+            base = "n_" + base
+        name = base
+        k = 0
+        while name in self.size_names_taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.size_names_taken.add(name)
+        self.size_var_names[v] = name
+        return name
+
     def type_text(self, ty: Type) -> str:
         t = type(ty)
         if t is TensorType:
@@ -1050,7 +1078,10 @@ class _Printer:
                 if not shape:
                     text = ty.dtype
                 else:
-                    dims = ", ".join("?" if isinstance(d, Any) else str(d) for d in shape)
+                    if ty.symbolic:
+                        dims = ", ".join(dim_text(d, self.size_var_name) for d in shape)
+                    else:
+                        dims = ", ".join("?" if isinstance(d, Any) else str(d) for d in shape)
                     text = f"Tensor[({dims}), {ty.dtype}]"
                 cache[ty] = text
             return text

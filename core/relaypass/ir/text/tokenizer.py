@@ -23,7 +23,7 @@ from operator import add, itemgetter
 
 __all__ = [
     "BINARY_OPS", "DTYPES", "DTYPE_RE", "IDENT_RE", "LOCAL_NAME_RE", "RESERVED_TYPE_NAMES",
-    "SIMPLE_SCALAR_DTYPES", "SUFFIX_DTYPE", "DTYPE_SUFFIX", "TEXT_VERSION", "NUMBER_RE",
+    "SIMPLE_SCALAR_DTYPES", "SIZE_RESERVED", "SUFFIX_DTYPE", "DTYPE_SUFFIX", "TEXT_VERSION", "NUMBER_RE",
     "escape_string", "line_starts", "string_is_closed", "tokenize", "unescape_string",
 ]
 
@@ -62,6 +62,9 @@ DTYPE_RE = re.compile(r"(?:" + "|".join(DTYPES) + r")(?:x[1-9][0-9]*)?\Z")
 
 RESERVED_TYPE_NAMES = frozenset({"Tensor", "fn", "ref", "_", "type"})
 """Words a type variable must not be printed as: they mean something else in a type."""
+
+SIZE_RESERVED = frozenset({"floordiv", "floormod"})
+"""Words a size variable must not be printed as: in a shape they are TVM's divisions."""
 
 BINARY_OPS = {
     "*": ("multiply", 12), "/": ("divide", 12),

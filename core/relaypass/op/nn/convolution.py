@@ -2,10 +2,12 @@
 
 Any permutation of NCW, NCHW or NCDHW is a valid data layout, and any
 permutation of OIW, OIHW or OIDHW (IOW, IOHW, IODHW for the transposed
-convolutions) a valid kernel layout; in a kernel layout, ``O`` counts output
-channels and ``I`` input channels per group (convolution) or all input
-channels (transposed convolution, whose ``O`` counts output channels per
-group), as in Relay.  Padding is (befores..., afters...): (left, right),
+convolutions) a valid kernel layout, each axis possibly split into blocks
+(``NCHW16c`` data, ``OIHW16i16o`` kernel) as Relay's relations allow, so that
+AlterOpLayout can ask for the blocked layouts a target prefers; in a kernel
+layout, ``O`` counts output channels and ``I`` input channels per group
+(convolution) or all input channels (transposed convolution, whose ``O``
+counts output channels per group), as in Relay.  Padding is (befores..., afters...): (left, right),
 (top, left, bottom, right), (front, top, left, back, bottom, right).
 
 The kernels build a sliding-window view of the padded input, gather it once
@@ -33,7 +35,7 @@ from ...ir.expr import Call, Expr
 from ...ir.op import OpPattern, register_op, register_op_attr
 from ...ir.types import Any, Dim, TensorType, Type
 from ..builder import call, pad_tuple, repeat_int
-from ..layout import Layout
+from ..layout import Layout, parse_layout, transform_array
 from ..relations import (
     ARG_TYPES,
     attr_dtype,
@@ -50,7 +52,7 @@ from .spatial import SPATIAL, rank_constructor, windows
 from .transform import dilate_array
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose",
-           "conv3d_transpose"]
+           "conv3d_transpose", "contrib_conv2d_nchwc", "contrib_depthwise_conv2d_nchwc"]
 
 
 # --- the numpy core -----------------------------------------------------------------------------
@@ -133,14 +135,20 @@ def _accumulate_dtype(dtype: str) -> str:
 
 
 class _Conv:
-    """One operator of the family: its rank, whether it is transposed, its canonical layouts."""
+    """One operator of the family: its rank, whether it is transposed, its canonical layouts.
 
-    __slots__ = ("nd", "transpose", "name", "data_letters", "kernel_letters")
+    ``name`` is given for the blocked 2-D variants (``nn.contrib_conv2d_NCHWc``...);
+    ``packed`` says the weight may arrive in topi's packed form whatever ``kernel_layout``
+    says (see :func:`_weight_layout`).
+    """
 
-    def __init__(self, nd: int, transpose: bool):
+    __slots__ = ("nd", "transpose", "name", "data_letters", "kernel_letters", "packed")
+
+    def __init__(self, nd: int, transpose: bool, name: str | None = None, packed: bool = False):
         self.nd = nd
         self.transpose = transpose
-        self.name = f"nn.conv{nd}d" + ("_transpose" if transpose else "")
+        self.name = name or f"nn.conv{nd}d" + ("_transpose" if transpose else "")
+        self.packed = packed
         self.data_letters = "NC" + SPATIAL[nd]
         self.kernel_letters = ("IO" if transpose else "OI") + SPATIAL[nd]
 
@@ -148,8 +156,8 @@ class _Conv:
 class _ConvParams:
     """The checked attributes of a convolution call."""
 
-    __slots__ = ("strides", "padding", "dilation", "groups", "output_padding", "data_pos",
-                 "kernel_pos", "out_pos", "out_dtype")
+    __slots__ = ("strides", "padding", "dilation", "groups", "output_padding", "data_layout",
+                 "kernel_layout", "out_layout", "out_dtype")
 
     def __init__(self, attrs: Attrs, conv: _Conv):
         op, nd = conv.name, conv.nd
@@ -163,18 +171,41 @@ class _ConvParams:
             attr_int(attrs.channels, "channels", op, minimum=1)
         if attrs.kernel_size is not None:
             attr_ints(attrs.kernel_size, "kernel_size", op, length=nd, minimum=1)
-        self.data_pos = Layout(attrs.data_layout, op, "data_layout").require_primal(
-            conv.data_letters, op, "data_layout")
-        self.kernel_pos = Layout(attrs.kernel_layout, op, "kernel_layout").require_primal(
-            conv.kernel_letters, op, "kernel_layout")
-        out = Layout(attrs.out_layout or attrs.data_layout, op, "out_layout")
-        out.require_primal(conv.data_letters, op, "out_layout")
-        self.out_pos = [conv.data_letters.index(a) for a, _ in out.axes]
+        self.data_layout = _conv_layout(attrs.data_layout, conv.data_letters, op, "data_layout")
+        self.kernel_layout = _conv_layout(attrs.kernel_layout, conv.kernel_letters, op,
+                                         "kernel_layout")
+        self.out_layout = _conv_layout(attrs.out_layout or attrs.data_layout, conv.data_letters,
+                                      op, "out_layout")
         self.out_dtype = attr_dtype(attrs.out_dtype, "out_dtype", op, allow_empty=True)
 
-    def out_type(self, canonical: Sequence[Dim], data_dtype: str) -> TensorType:
+    def out_type(self, conv: _Conv, canonical: Sequence[Dim], data_dtype: str) -> TensorType:
         """The result type, from its dimensions in the canonical layout, in the output layout."""
-        return TensorType([canonical[k] for k in self.out_pos], self.out_dtype or data_dtype)
+        shape = self.out_layout.shape_from_primal(dict(zip(conv.data_letters, canonical)),
+                                                  conv.name)
+        return TensorType(shape, self.out_dtype or data_dtype)
+
+
+def _conv_layout(name: str, letters: str, op: str, what: str) -> Layout:
+    """The layout ``name`` of a convolution's data, kernel or output: a permutation of
+    ``letters``, each axis possibly split into blocks (``NCHW16c``, ``OIHW16i16o``), as
+    Relay's relations accept any layout convertible to the canonical one."""
+    parsed = parse_layout(name, op, what)
+    if sorted(parsed.primal) != sorted(letters):
+        raise fail(op, f"{what} {name!r} is not supported; use a permutation of {letters!r}, "
+                   f"whose axes may be split into blocks (as in {letters + '4' + letters[1].lower()!r})")
+    return parsed
+
+
+def _weight_layout(conv: _Conv, p: _ConvParams, shape: Sequence[Dim]) -> Layout:
+    """The layout the weight is in: ``kernel_layout``, or for ``nn.contrib_conv2d_NCHWc``
+    given a 6-D weight under a 4-D ``kernel_layout`` (Relay's tests build such calls, and
+    topi's kernel reads the weight by its shape), topi's packed layout
+    ``OIHW{i}i{o}o`` with the blocks the weight's last two extents give."""
+    layout = p.kernel_layout
+    if conv.packed and len(shape) == 6 and len(layout) == 4 and layout.is_primal \
+            and all(isinstance(d, int) for d in shape[4:]):
+        return Layout(f"OIHW{shape[4]}i{shape[5]}o", conv.name, "kernel_layout")
+    return layout
 
 
 def _extent(conv: _Conv, p: _ConvParams, i: int, n: Dim, k: Dim) -> Dim:
@@ -213,11 +244,14 @@ def _relation(conv: _Conv):
         # Data and weight may differ in dtype (uint8 data, int8 weight), as in Relay.
         data = expect_tensor(arg_types[0], f"{op}: data")
         weight = expect_tensor(arg_types[1], f"{op}: weight")
-        expect_rank(data, conv.nd + 2, op, "data")
-        expect_rank(weight, conv.nd + 2, op, "weight")
         p = _ConvParams(attrs, conv)
-        n, c, *extents = (data.shape[k] for k in p.data_pos)
-        first, second, *kernel = (weight.shape[k] for k in p.kernel_pos)
+        expect_rank(data, len(p.data_layout), op, "data")
+        weight_layout = _weight_layout(conv, p, weight.shape)
+        expect_rank(weight, len(weight_layout), op, "weight")
+        by_letter = p.data_layout.primal_extents(data.shape, op)
+        n, c, *extents = (by_letter[a] for a in conv.data_letters)
+        by_letter = weight_layout.primal_extents(weight.shape, op)
+        first, second, *kernel = (by_letter[a] for a in conv.kernel_letters)
         g = p.groups
         known = not is_any(c) and not is_any(first)
         shapes = f"(shape {shape_str(data.shape)}) but the weight (shape {shape_str(weight.shape)})"
@@ -236,26 +270,29 @@ def _relation(conv: _Conv):
                 raise fail(op, f"the weight's {o} output channels do not divide into {g} groups")
         _check_attr_shape(attrs, op, o, kernel)
         out = [_extent(conv, p, i, extents[i], kernel[i]) for i in range(conv.nd)]
-        return p.out_type((n, o, *out), data.dtype)
+        return p.out_type(conv, (n, o, *out), data.dtype)
 
     return rel
 
 
-def _to(x: np.ndarray, pos: Sequence[int], dtype: str) -> np.ndarray:
-    return x.transpose(pos).astype(_accumulate_dtype(dtype), copy=False)
-
-
 def _kernel(conv: _Conv):
+    data_canonical = parse_layout(conv.data_letters, conv.name)
+    kernel_canonical = parse_layout(conv.kernel_letters, conv.name)
+
     def kernel(args, attrs):
         p = _ConvParams(attrs, conv)
         dtype = p.out_dtype or str(args[0].dtype)
-        x, w = _to(args[0], p.data_pos, dtype), _to(args[1], p.kernel_pos, dtype)
+        acc = _accumulate_dtype(dtype)
+        x = transform_array(args[0], p.data_layout, data_canonical).astype(acc, copy=False)
+        w = transform_array(args[1], _weight_layout(conv, p, args[1].shape),
+                            kernel_canonical).astype(acc, copy=False)
         if conv.transpose:
             out = conv_transpose_nd(x, w, p.strides, p.padding, p.dilation, p.groups,
                                     p.output_padding)
         else:
             out = conv_nd(x, w, p.strides, p.padding, p.dilation, p.groups)
-        return np.ascontiguousarray(out.transpose(p.out_pos)).astype(dtype, copy=False)
+        out = transform_array(out, data_canonical, p.out_layout)
+        return np.ascontiguousarray(out).astype(dtype, copy=False)
 
     return kernel
 
@@ -267,19 +304,18 @@ def _weight_arg_types(conv: _Conv):
         data = known[0]
         if type(data) is not TensorType or attrs.channels is None or attrs.kernel_size is None:
             return [None, None]
-        if data.ndim != conv.nd + 2:
-            return [None, None]
         p = _ConvParams(attrs, conv)
+        if data.ndim != len(p.data_layout):
+            return [None, None]
         channels = attr_int(attrs.channels, "channels", conv.name, minimum=1)
-        c = data.shape[p.data_pos[1]]
+        c = p.data_layout.primal_extents(data.shape, conv.name)["C"]
         if conv.transpose:  # IO...: all input channels, output channels per group
             dims = (c, channels // p.groups, *attrs.kernel_size)
         else:  # OI...: output channels, input channels per group
             dims = (channels, Any() if is_any(c) else c // p.groups, *attrs.kernel_size)
-        shape: list[Dim] = [0] * len(dims)
-        for letter_index, pos in enumerate(p.kernel_pos):
-            shape[pos] = dims[letter_index]
-        return [None, TensorType(shape, data.dtype)]
+        by_letter = dict(zip(conv.kernel_letters, dims))
+        return [None, TensorType(p.kernel_layout.shape_from_primal(by_letter, conv.name),
+                                 data.dtype)]
 
     return infer
 
@@ -366,3 +402,54 @@ conv3d = _CONSTRUCTORS["nn.conv3d"]
 conv1d_transpose = _CONSTRUCTORS["nn.conv1d_transpose"]
 conv2d_transpose = _CONSTRUCTORS["nn.conv2d_transpose"]
 conv3d_transpose = _CONSTRUCTORS["nn.conv3d_transpose"]
+
+
+# --- the blocked 2-D variants AlterOpLayout produces ---------------------------------------------
+#
+# Relay's x86 and CUDA alter hooks replace conv2d by these (NCHW8c data, OIHW8i8o kernel);
+# they compute what conv2d computes, named apart so that a backend can pick a blocked
+# kernel.  They take Relay's Conv2DAttrs.
+
+
+def _register_blocked(conv: _Conv, description: str) -> None:
+    register_op(
+        conv.name, num_inputs=2, type_relation=_relation(conv), kernel=_kernel(conv),
+        pattern=OpPattern.OUT_ELEMWISE_FUSABLE, attrs=_attrs(conv),
+        attrs_type_key="relay.attrs.Conv2DAttrs", description=description,
+    )
+
+
+def _blocked_builder(conv: _Conv):
+    build = _builder(conv)
+
+    def construct(data: Expr, kernel: Expr, strides=(1, 1), padding=(0, 0), dilation=(1, 1),
+                  groups=1, channels=None, kernel_size=None, data_layout="NCHW8c",
+                  kernel_layout="OIHW", out_layout="", out_dtype="") -> Call:
+        return build(data, kernel, strides, padding, dilation, groups, channels, kernel_size,
+                     data_layout, kernel_layout, out_layout, out_dtype)
+
+    return construct
+
+
+_NCHWC = _Conv(2, False, "nn.contrib_conv2d_NCHWc", packed=True)
+_DEPTHWISE_NCHWC = _Conv(2, False, "nn.contrib_depthwise_conv2d_NCHWc")
+_register_blocked(_NCHWC, "2-D convolution of blocked (NCHW8c-style) data, as topi's "
+                          "conv2d_NCHWc computes it.")
+_register_blocked(_DEPTHWISE_NCHWC, "Depthwise 2-D convolution of blocked (NCHW8c-style) data "
+                                    "with a blocked kernel (OIHW1i8o-style).")
+# Relay types the depthwise one with conv2d's relation, which infers an untyped weight; the
+# other reads its weight by shape (topi's packing), so it infers none.
+register_op_attr(_DEPTHWISE_NCHWC.name, ARG_TYPES, _weight_arg_types(_DEPTHWISE_NCHWC))
+
+contrib_conv2d_nchwc = _blocked_builder(_NCHWC)
+contrib_conv2d_nchwc.__name__ = contrib_conv2d_nchwc.__qualname__ = "contrib_conv2d_nchwc"
+contrib_conv2d_nchwc.__doc__ = (
+    "Relay's ``nn.contrib_conv2d_nchwc``: conv2d of blocked ``data`` (``data_layout`` such as "
+    "NCHW8c) with ``kernel``; a 6-D kernel under a 4-D ``kernel_layout`` is read as topi "
+    "packs it, ``OIHW{i}i{o}o``.")
+contrib_depthwise_conv2d_nchwc = _blocked_builder(_DEPTHWISE_NCHWC)
+contrib_depthwise_conv2d_nchwc.__name__ = "contrib_depthwise_conv2d_nchwc"
+contrib_depthwise_conv2d_nchwc.__qualname__ = "contrib_depthwise_conv2d_nchwc"
+contrib_depthwise_conv2d_nchwc.__doc__ = (
+    "Relay's ``nn.contrib_depthwise_conv2d_nchwc``: a depthwise conv2d (``groups`` equal to "
+    "the channels) of blocked ``data`` with a blocked ``kernel`` (``OIHW1i8o`` for NCHW8c).")

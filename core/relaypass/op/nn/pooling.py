@@ -91,7 +91,7 @@ class _PoolParams:
         nd = pool.nd
         pads = self.padding[i] + self.padding[nd + i]
         room = n + pads - self.reach(i)
-        if room < 0:
+        if not is_any(room) and room < 0:
             raise fail(pool.name, f"the dilated window extent {self.reach(i)} is larger than the "
                        f"padded input extent {n + pads} along {SPATIAL[nd][i]}")
         s = self.strides[i]
@@ -103,7 +103,8 @@ def _pool_rel(pool: _Pool):
         t, shape, axes = pool.operand(arg_types, attrs)
         p = _PoolParams(attrs, pool)
         for i, k in enumerate(axes):
-            shape[k] = Any() if is_any(shape[k]) else p.out_extent(shape[k], i, pool)
+            # A size variable gives Relay's expression (``floordiv(n - 2, 2) + 1``).
+            shape[k] = Any() if isinstance(shape[k], Any) else p.out_extent(shape[k], i, pool)
         return TensorType(shape, t.dtype)
 
     return rel

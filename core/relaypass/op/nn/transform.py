@@ -20,9 +20,12 @@ import numpy as np
 from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.expr import Call, Constant, Expr
+from ...ir.expr_builders import const
 from ...ir.op import REQUIRED, OpPattern, register_op
+from ...ir.shape_expr import dim_add
 from ...ir.types import Any, TensorType, Type
-from ..builder import call
+from .. import dynamic
+from ..builder import call, dynamic_arg
 from ..image import sampling_matrix
 from ..layout import Layout
 from ..relations import (
@@ -31,6 +34,7 @@ from ..relations import (
     attr_int,
     attr_ints,
     attr_number,
+    dim_mul,
     dims_product,
     expect_scalar,
     expect_tensor,
@@ -95,6 +99,7 @@ def _pad_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
     for k, (a, b) in enumerate(_pad_widths(attrs, t.ndim)):
         d = shape[k]
         if is_any(d):
+            shape[k] = dim_add(d, a + b)  # n + 2 for a size variable, Any for Any
             continue
         if mode == "reflect" and (a >= d or b >= d):
             raise fail("nn.pad", f"reflect padding {(a, b)} of axis {k} must be smaller than its "
@@ -137,7 +142,8 @@ def _dilate_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
     t = expect_tensor(arg_types[0], f"{op}: data")
     strides = attr_ints(attrs.strides, "strides", op, length=t.ndim, minimum=1)
     attr_number(attrs.dilation_value, "dilation_value", op)
-    shape = [d if is_any(d) or d == 0 else (d - 1) * s + 1 for d, s in zip(t.shape, strides)]
+    shape = [d if isinstance(d, Any) or d == 0 else (d - 1) * s + 1
+             for d, s in zip(t.shape, strides)]
     return TensorType(shape, t.dtype)
 
 
@@ -199,6 +205,10 @@ def _upsampling_rel(up: _Upsampling):
                 raise fail(up.name, f"{name} must be positive, got {scale}")
             if not is_any(shape[k]):
                 shape[k] = _scaled(shape[k], scale, up.name, name)
+            elif float(scale).is_integer():  # n*2 for a size variable, Any for Any
+                shape[k] = dim_mul(shape[k], int(scale))
+            else:
+                shape[k] = Any()
         return TensorType(shape, t.dtype)
 
     return rel
@@ -270,8 +280,8 @@ def _depth_to_space_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
         if shape[c] % (bs * bs):
             raise fail(op, f"{shape[c]} channels do not divide into blocks of {bs}x{bs}")
         shape[c] //= bs * bs
-    shape[h] = Any() if is_any(shape[h]) else shape[h] * bs
-    shape[w] = Any() if is_any(shape[w]) else shape[w] * bs
+    shape[h] = dim_mul(shape[h], bs)
+    shape[w] = dim_mul(shape[w], bs)
     return TensorType(shape, t.dtype)
 
 
@@ -305,7 +315,13 @@ def batch_flatten(data: Expr) -> Call:
 
 
 def pad(data: Expr, pad_width, pad_value=0, pad_mode: str = "constant") -> Call:
-    """Pad ``data`` by ``pad_width`` ((before, after) per axis); numbers become constants."""
+    """Pad ``data`` by ``pad_width`` ((before, after) per axis); numbers become constants.
+    An expression for ``pad_width`` (a matrix) makes ``dyn.nn.pad``."""
+    if isinstance(pad_width, Constant):
+        pad_width = pad_width.array.tolist()
+    if dynamic_arg(pad_width):
+        return dynamic.pad(data, pad_width, pad_value if isinstance(pad_value, Expr)
+                           else const(pad_value), pad_mode)
     if isinstance(pad_value, (int, float)):
         pad_value = Constant(np.asarray(pad_value, dtype="int32" if isinstance(pad_value, int)
                                         else "float32"))
@@ -323,16 +339,27 @@ def _static_scale(scale, op: str, name: str) -> float:
     """A scale given as a number or a scalar constant, as Relay's static upsampling takes."""
     if isinstance(scale, Constant) and scale.array.ndim == 0:
         return float(scale.array.item())
-    if isinstance(scale, Expr):
-        raise AttrsError(f"{op}: {name} must be a number or a scalar constant; a scale computed "
-                         f"at run time (Relay's dyn.{op}) is not supported")
+    if isinstance(scale, Constant):
+        raise AttrsError(f"{op}: {name} must be a number or a scalar constant, got a constant "
+                         f"of shape {scale.array.shape}")
     return float(scale)
+
+
+def _scale_arg(scale) -> Expr:
+    """A scale of a dynamic upsampling: an expression, or a number as a float64 constant."""
+    if isinstance(scale, Constant) and scale.array.ndim == 0:
+        scale = scale.array.item()
+    return scale if isinstance(scale, Expr) else const(float(scale), "float64")
 
 
 def upsampling(data: Expr, scale_h=1, scale_w=1, layout: str = "NCHW",
                method: str = "nearest_neighbor", align_corners: bool = False) -> Call:
-    """Scale H and W of ``data``; ``method`` is nearest_neighbor, bilinear or bicubic."""
+    """Scale H and W of ``data``; ``method`` is nearest_neighbor, bilinear or bicubic.  An
+    expression for a scale makes ``dyn.nn.upsampling`` (numbers become float64 constants)."""
     op = "nn.upsampling"
+    if dynamic_arg(scale_h) or dynamic_arg(scale_w):
+        scale_h, scale_w = (_scale_arg(s) for s in (scale_h, scale_w))
+        return dynamic.upsampling(data, scale_h, scale_w, layout, method, align_corners)
     return call(op, [data], scale_h=_static_scale(scale_h, op, "scale_h"),
                 scale_w=_static_scale(scale_w, op, "scale_w"), layout=layout, method=method,
                 align_corners=bool(align_corners))
@@ -341,8 +368,13 @@ def upsampling(data: Expr, scale_h=1, scale_w=1, layout: str = "NCHW",
 def upsampling3d(data: Expr, scale_d=1, scale_h=1, scale_w=1, layout: str = "NCDHW",
                  method: str = "nearest_neighbor",
                  coordinate_transformation_mode: str = "half_pixel") -> Call:
-    """Scale D, H and W of ``data``; ``method`` is nearest_neighbor, trilinear or tricubic."""
+    """Scale D, H and W of ``data``; ``method`` is nearest_neighbor, trilinear or tricubic.
+    An expression for a scale makes ``dyn.nn.upsampling3d``."""
     op = "nn.upsampling3d"
+    if any(dynamic_arg(s) for s in (scale_d, scale_h, scale_w)):
+        scale_d, scale_h, scale_w = (_scale_arg(s) for s in (scale_d, scale_h, scale_w))
+        return dynamic.upsampling3d(data, scale_d, scale_h, scale_w, layout, method,
+                                    coordinate_transformation_mode)
     scales = {name: _static_scale(value, op, name)
               for name, value in (("scale_d", scale_d), ("scale_h", scale_h), ("scale_w", scale_w))}
     return call(op, [data], **scales, layout=layout, method=method,

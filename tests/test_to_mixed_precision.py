@@ -42,6 +42,8 @@ def test_missing_op_mode_decides_between_an_error_a_warning_and_silence(uncatego
 
 @pytest.mark.parametrize("options, message", [
     ({"mixed_precision_type": "int8"}, "must be a floating-point type"),
+    ({"mixed_precision_type": "floatx"}, r"\(float16, bfloat16, float32, float64\), got 'floatx'"),
+    ({"mixed_precision_type": "float8"}, "must be a floating-point type"),  # no operator takes it
     ({"missing_op_mode": 3}, "must be 0, 1 or 2"),
 ])
 def test_bad_options_are_named(options, message):

@@ -47,6 +47,7 @@ from collections.abc import Callable
 
 from relaypass.errors import RelayPassError
 from relaypass.functor import MixedModeMutator
+from relaypass.ir.dtype import canonical_dtype
 from relaypass.ir.expr import (
     Call,
     Constant,
@@ -392,13 +393,20 @@ def _is_main(func: Function, mod: IRModule) -> bool:
     return "main" not in mod or mod["main"] is func
 
 
+#: The types a program can compute in here (the floating-point types the operators take).
+_MIXED_PRECISION_TYPES = ("float16", "bfloat16", "float32", "float64")
+
+
 def _factory(*, mixed_precision_type: str, missing_op_mode: int
              ) -> Callable[[Function, IRModule, object], Function]:
     """ToMixedPrecision's transformation: the manifest's factory (options checked here, once)."""
-    dtype = str(mixed_precision_type)
-    if not _is_float(dtype):
+    try:
+        dtype = canonical_dtype(str(mixed_precision_type))
+    except ValueError:
+        dtype = ""
+    if dtype not in _MIXED_PRECISION_TYPES:
         raise OptionError("ToMixedPrecision: mixed_precision_type must be a floating-point type "
-                          f"(float16, bfloat16, ...), got {mixed_precision_type!r}")
+                          f"({', '.join(_MIXED_PRECISION_TYPES)}), got {mixed_precision_type!r}")
     if isinstance(missing_op_mode, bool) or missing_op_mode not in (0, 1, 2):
         raise OptionError(f"ToMixedPrecision: missing_op_mode must be 0, 1 or 2, got {missing_op_mode!r}")
 

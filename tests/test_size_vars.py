@@ -34,7 +34,7 @@ from relaypass.ir.shape_expr import (
 )
 from relaypass.ir.text.parser import parse, parse_expr, parse_type
 from relaypass.ir.types import SizeVar
-from relaypass.testing.strategies import modules
+from relaypass.testing.strategies import dynamic_programs, modules
 from relaypass_std.infer_type import TypeMismatchError
 
 
@@ -388,6 +388,60 @@ def test_random_programs_with_size_variables_type_and_round_trip(mod):
     assert back.astext() == text
     typed = relay.transform.InferType()(mod)
     assert_structural_equal(parse(typed.astext()), typed)
+
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dynamic_programs(size=(1, 6), size_vars=True))
+def test_random_dyn_programs_type_and_round_trip(func):
+    """Every dyn.* operator, with shape arguments as parameters, constants or shape_of."""
+    mod = IRModule.from_expr(func)
+    text = mod.astext()
+    back = parse(text)
+    assert_structural_equal(back, mod)
+    assert back.astext() == text
+    typed = relay.transform.InferType()(mod)
+    assert_structural_equal(parse(typed.astext()), typed)
+
+
+def test_the_dyn_strategy_draws_every_dyn_operator():
+    """A strategy that stopped drawing an operator would make the property above vacuous."""
+    seen: set[str] = set()
+
+    @settings(max_examples=150, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(dynamic_programs(size=(3, 6)))
+    def collect(func):
+        def note(node):
+            if isinstance(node, relay.Call) and node.op.name.startswith("dyn."):
+                seen.add(node.op.name)
+
+        relay.analysis.post_order_visit(func, note)
+
+    collect()
+    registered = {name for name in relay.op.Op.list_op_names() if name.startswith("dyn.")}
+    assert registered and registered <= seen
+
+
+
+def test_relay_op_dyn_builds_the_dynamic_operators_as_on_tvm():
+    """TVM's ``relay.op.dyn`` tree (and its ``_make`` tables) builds dyn.* calls directly."""
+    dyn = relay.op.dyn
+    x = var("x", (2, 3, 4, 5))
+    vec = var("v", (2,), "int64")
+    calls = {
+        "dyn.reshape": dyn.reshape(x, vec),
+        "dyn.tile": dyn._make.tile(x, vec),
+        "dyn.zeros": dyn.zeros(vec, "float32"),
+        "dyn.nn.pad": dyn.nn.pad(x, var("w", (4, 2), "int64"), relay.const(0.0)),
+        "dyn.nn.upsampling": dyn.nn._make.upsampling(x, relay.const(2.0), relay.const(2.0)),
+        "dyn.image.resize2d": dyn.image.resize2d(x, vec, relay.const(np.zeros(4, "float32"))),
+    }
+    for name, made in calls.items():
+        assert made.op.name == name
+    ranks = [len(infer(c).shape) for c in calls.values()]
+    assert ranks == [2, 4, 2, 4, 4, 4]
+    assert infer(calls["dyn.image.resize2d"]).shape[:2] == (2, 3)
 
 
 @given(st.lists(st.sampled_from(["n", "m", "2", "3"]), min_size=1, max_size=6),

@@ -53,6 +53,7 @@ from relaypass.dataflow_pattern.pattern import (
     TypePattern,
 )
 from relaypass.dataflow_pattern.type_inference import infer_type_with_module
+from relaypass.gc_pause import gc_paused
 from relaypass.ir.expr import Call, Function
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
@@ -107,6 +108,11 @@ def merge_composite(func: Function, entries: list[Entry], mod: IRModule) -> Func
     ``mod`` supplies the globals that typing between patterns needs; it is
     not changed.
     """
+    with gc_paused():  # whole-program work that makes no cycles (relaypass.gc_pause)
+        return _merge(func, entries, mod)
+
+
+def _merge(func: Function, entries: list[Entry], mod: IRModule) -> Function:
     last = len(entries) - 1
     graph = IndexedGraph(func)  # of ``func``, shared by the patterns that leave it as it is
     called = {node.op.name for node in graph.nodes

@@ -59,6 +59,36 @@ def @main(%x: Tensor[(2, ?), float32], %t: (int64, Tensor[(3), uint8]), %r: ref(
 '''
 
 
+# The forms of the whole language: type definitions, match and match?, constructors as
+# values, size variables and their expressions, dyn.* calls whose shapes are tensors.
+FORMS_LANGUAGE = '''#[version = "0.0.5"]
+type List[A] { Cons(A, List[A]), Nil }
+type Pair[A, B] { MkPair(A, B) }
+type Opt[A] { Some(A), None_ }
+def @len[A](%xs: List[A]) -> int32 {
+  match (%xs) {
+    Cons(_, %rest) => add(1, @len(%rest)),
+    Nil => 0,
+  }
+}
+def @first(%p: Pair[int32, (float32, List[int32])]) -> int32 {
+  match? (%p) {
+    MkPair(%a, (_, Cons(%h, _))) => add(%a, %h),
+  }
+}
+def @main(%x: Tensor[(n, 3, m), float32], %s: Tensor[(2), int64], %k: int64,
+          %w: Tensor[(3, 2), int64], %o: Opt[Tensor[(n * 2 + 1, floordiv(m, 4)), float32]]) {
+  %0 = dyn.reshape(%x, %s, allowzero=True);
+  %1 = dyn.nn.pad(%x, %w, 0f);
+  %2 = dyn.topk(%x, %k, axis=1, ret_type="values", is_ascend=False, dtype="int32");
+  %3 = dyn.broadcast_to(%x, shape_of(%1, dtype="int64"));
+  %4 = @len(Cons(%x, Nil));
+  let %f = Some;
+  (%0, %2, %3, %4, %f(1), match (%o) { Some(%v) => %v, None_ => zeros_like(%x) })
+}
+'''
+
+
 def _forms_with_metadata() -> str:
     """FORMS with a metadata section: one constant of each dtype, some of them scalars."""
     consts = [
@@ -76,7 +106,7 @@ def _forms_with_metadata() -> str:
 
 @functools.cache
 def module_seeds() -> tuple[str, ...]:
-    texts = [_forms_with_metadata()]
+    texts = [_forms_with_metadata(), FORMS_LANGUAGE]
     for build in (
         lambda: workloads.mlp.get_workload(batch_size=1),
         lambda: workloads.dqn.get_workload(batch_size=1),
@@ -89,12 +119,23 @@ def module_seeds() -> tuple[str, ...]:
     return tuple(texts)
 
 
+
+def test_every_seed_round_trips_structurally():
+    """The unmutated seeds (every form, ADTs and dynamic shapes included) print and parse back."""
+    for text in module_seeds():
+        mod = parse(text)
+        printed = mod.astext()
+        assert_structural_equal(parse(printed), mod, map_free_vars=True)
+        assert parse(printed).astext() == printed
+
+
 # Pieces of syntax a mutation may insert: the grammar's punctuation, keywords and literals.
 SYNTAX = [
     "(", ")", "{", "}", "[", "]", ",", ";", ":", "=", ".", "?", "#", "%", "@", "->", "-", "--",
     "/*", "*/", "//", "\n", '"', "\\", "\\x", "\\u", "%0", "%x", "@main", "fn", "def", "let",
     "if", "else", "ref", "ref_read", "ref_write", "meta", "const", "free_var", "Tensor",
-    "#[metadata]", "relay.Constant", "True", "None", "type", "_", "float32", "int64", "float33",
+    "#[metadata]", "relay.Constant", "True", "None", "type", "_", "match", "match?", "=>",
+    "List[", "Cons(", "n", "floordiv(", "dyn.reshape", "float32", "int64", "float33",
     "1", "0.5", "1e999", "9" * 30, "9" * 5000, "-inf", "nan", "3u8", "1f16", "70000f16",
     "4294967296", "meta[relay.Constant][0]", "é", "\U0001f600", "\x00",
 ]

@@ -6,6 +6,10 @@ case, and Relay's blocked-layout checks (``NCHW2c`` data with ``OIHW2i4o``
 kernels) and conv3d cases at the end, for the forward and backward folds
 through relu and add.  Beyond Relay's structural checks, every fold is also
 run on the interpreter: the folded program computes what the original did.
+The blocked variants of the cases that must not fold, of the backward dual
+consumer and of the backward negative scale close the file.  Relay's blocked
+"relu" negative multiplies the data rather than the convolution (a slip: nothing
+would fold anyway); here the scale follows the relu, where it could.
 """
 
 import sys
@@ -520,5 +524,109 @@ def test_backward_scale_after_an_add_of_two_blocked_paths_folds_into_both():
     squeezed = relay.squeeze(scale, axis=[1, 2])
     expected = typed(relay.Function([x, w_typed, bias], paths(lambda: relay.multiply(
         w_typed, relay.reshape(squeezed, (4, 1, 1, 1, 1, 2))))))
+    tvm.ir.assert_structural_equal(folded, expected)
+    same_values(original, folded)
+
+
+# --- blocked layouts where Relay does not fold, and the backward blocked checks --------------
+def blocked_conv(x, w, channels, out_layout=""):
+    """NCHW2c data with an OIHW1i2o kernel (the output is NCHW2c unless ``out_layout`` says)."""
+    return relay.nn.conv2d(x, w, channels=channels, kernel_size=(3, 3), padding=(1, 1),
+                           data_layout="NCHW2c", kernel_layout="OIHW1i2o", out_layout=out_layout)
+
+
+def _blocked_nhwc_consumers(scale, activation):
+    """NHWC2c data, HWIO1i2o kernel: multiply -> activation -> conv, plus the scaled value."""
+    x = relay.var("x", shape=(2, 11, 10, 2, 2))
+    w = relay.var("w")
+    scaled = relay.multiply(x, scale)
+    out = relay.add(relay.nn.conv2d(activation(scaled), w, channels=4, kernel_size=(3, 3),
+                                    padding=(1, 1), data_layout="NHWC2c",
+                                    kernel_layout="HWIO1i2o"), scaled)
+    return typed(relay.Function(relay.analysis.free_vars(out), out))
+
+
+def test_forward_blocked_does_not_fold_when_another_consumer_needs_the_scaled_value():
+    original = _blocked_nhwc_consumers(relay.const(positive((2, 2))),
+                                       lambda v: relay.nn.leaky_relu(v, alpha=0.1))
+    tvm.ir.assert_structural_equal(run(original, transform.ForwardFoldScaleAxis()), original)
+
+
+@pytest.mark.parametrize("scale", [relay.var("scale", shape=(1, 1, 1, 2, 2)),
+                                   relay.const(-positive((1, 1, 1, 2, 2)))],
+                         ids=["not-a-constant", "negative"])
+def test_forward_blocked_does_not_move_a_scale_it_cannot_prove_non_negative_through_relu(scale):
+    original = _blocked_nhwc_consumers(scale, relay.nn.relu)
+    tvm.ir.assert_structural_equal(run(original, transform.ForwardFoldScaleAxis()), original)
+
+
+def test_backward_blocked_folds_each_scale_of_a_convolution_used_twice():
+    # Relay's dual consumer: one scaled convolution feeds two more, each scaled by the same constant.
+    x = relay.var("x", shape=(2, 2, 5, 5, 2))
+    w = relay.var("w")
+    bias = relay.var("bias", shape=(2, 1, 1, 2))
+    scale = relay.const(positive((2, 1, 1, 2)))
+
+    def net(layer):
+        first = layer(x)
+        return relay.add(layer(first), layer(first))
+
+    original = typed(relay.Function(
+        [x, w, bias], net(lambda v: relay.nn.relu(relay.multiply(blocked_conv(v, w, 4), scale)))))
+    folded = run(original, transform.BackwardFoldScaleAxis())
+    w_typed = relay.var("w", original.params[1].checked_type)
+
+    def folded_weight():  # the (block, lane) scale lands on the kernel's O and inner o axes
+        shaped = relay.reshape(relay.squeeze(scale, axis=[1, 2]), (2, 1, 1, 1, 1, 2))
+        return relay.multiply(w_typed, shaped)
+
+    expected = typed(relay.Function(
+        [x, w_typed, bias], net(lambda v: relay.nn.relu(blocked_conv(v, folded_weight(), 4)))))
+    tvm.ir.assert_structural_equal(folded, expected)
+    same_values(original, folded)
+
+
+def _blocked_paths_with_different_channel_axes(x, w, scale):
+    """Two blocked convolutions, one writing CNHW2c: their channel axes differ, so the sum has none."""
+    one = relay.nn.relu(blocked_conv(x, w, 4))
+    two = relay.nn.relu(blocked_conv(x, w, 4, out_layout="CNHW2c"))
+    return relay.multiply(relay.add(one, two), scale)
+
+
+def _blocked_conv_used_twice(x, w, scale):
+    y = blocked_conv(x, w, 4)
+    return relay.add(relay.multiply(y, scale), relay.nn.relu(y))
+
+
+@pytest.mark.parametrize("build, batch", [(_blocked_paths_with_different_channel_axes, 2),
+                                          (_blocked_conv_used_twice, 4)],
+                         ids=["different-axes", "used-twice"])
+def test_backward_blocked_does_not_fold(build, batch):
+    # With batch 2 and 2 channel blocks, NCHW2c and CNHW2c outputs have one shape and add.
+    x = relay.var("x", shape=(batch, 2, 10, 10, 2))
+    w = relay.var("w")
+    bias = relay.var("bias", shape=(2, 1, 1, 2))
+    original = typed(relay.Function([x, w, bias], build(x, w, relay.const(positive((2, 1, 1, 2))))))
+    tvm.ir.assert_structural_equal(run(original, transform.BackwardFoldScaleAxis()), original)
+
+
+@pytest.mark.parametrize("scale", [relay.var("scale", shape=(1, 2, 1, 1, 2)),
+                                   relay.const(-positive((1, 2, 1, 1, 2)))], ids=["var", "negative"])
+def test_backward_blocked_does_not_move_a_scale_through_relu_unless_non_negative(scale):
+    x = relay.var("x", shape=(4, 2, 10, 10, 2))
+    out = relay.multiply(relay.nn.relu(blocked_conv(x, relay.var("w"), 4)), scale)
+    original = typed(relay.Function(relay.analysis.free_vars(out), out))
+    tvm.ir.assert_structural_equal(run(original, transform.BackwardFoldScaleAxis()), original)
+
+
+def test_backward_blocked_folds_a_negative_scale_without_relu():
+    x = relay.var("x", shape=(2, 2, 5, 5, 2))
+    w = relay.var("w")
+    scale = relay.const(-positive((1, 4, 1, 1, 2)))
+    original = typed(relay.Function([x, w], relay.multiply(blocked_conv(x, w, 8), scale)))
+    folded = run(original, transform.BackwardFoldScaleAxis())
+    w_typed = relay.var("w", original.params[1].checked_type)
+    shaped = relay.reshape(relay.squeeze(scale, axis=[0, 2, 3]), (4, 1, 1, 1, 1, 2))
+    expected = typed(relay.Function([x, w_typed], blocked_conv(x, relay.multiply(w_typed, shaped), 8)))
     tvm.ir.assert_structural_equal(folded, expected)
     same_values(original, folded)

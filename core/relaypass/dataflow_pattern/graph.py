@@ -22,6 +22,9 @@ from relaypass.ir.op import Op
 
 __all__ = ["IndexedGraph"]
 
+#: Nodes the search of :meth:`IndexedGraph.dominates` visits before asking the tree.
+LOCAL_DOMINANCE = 256
+
 
 def _inputs(node: Expr) -> tuple[Expr, ...]:
     kind = type(node)
@@ -37,12 +40,10 @@ def _inputs(node: Expr) -> tuple[Expr, ...]:
 class IndexedGraph:
     """Nodes of ``root`` by post-order index, their edges and post-dominators."""
 
-    __slots__ = ("nodes", "index", "_inputs", "_outputs", "_enter", "_leave", "_by_op",
-                 "_functions")
+    __slots__ = ("nodes", "index", "_outputs", "_enter", "_leave", "_by_op", "_functions")
 
     def __init__(self, root: Expr) -> None:
         self.nodes, self.index = _post_order_indexed(root)
-        self._inputs: list[tuple[Expr, ...]] | None = None
         self._outputs: list[list[int]] | None = None
         self._enter: list[int] | None = None
         self._by_op: dict[str, list[int]] | None = None
@@ -59,7 +60,6 @@ class IndexedGraph:
         """
         graph = cls.__new__(cls)
         graph.nodes, graph.index = nodes, index
-        graph._inputs = None
         graph._outputs = None
         graph._enter = None
         graph._by_op = None
@@ -70,17 +70,24 @@ class IndexedGraph:
         return len(self.nodes)
 
     def _edges(self) -> None:
+        """Each node's users by number (what :func:`_inputs` gives, turned round; a let's
+        value also flows into its variable)."""
         index = self.index
-        inputs: list[tuple[Expr, ...]] = []
         outputs: list[list[int]] = [[] for _ in self.nodes]
         for k, node in enumerate(self.nodes):
-            ins = _inputs(node)
-            inputs.append(ins)
-            for kid in ins:
-                outputs[index[kid]].append(k)
-            if type(node) is Let:
+            kind = type(node)
+            if kind is Call:
+                outputs[index[node.op]].append(k)
+                for kid in node.args:
+                    outputs[index[kid]].append(k)
+            elif kind is Function:
+                outputs[index[node.body]].append(k)
+            elif kind is Let:
+                outputs[index[node.body]].append(k)
                 outputs[index[node.value]].append(index[node.var])
-        self._inputs = inputs
+            else:
+                for kid in _inputs(node):
+                    outputs[index[kid]].append(k)
         self._outputs = outputs
 
     def positions(self, op_names: frozenset[str]) -> list[int]:
@@ -106,9 +113,7 @@ class IndexedGraph:
 
     def inputs_of(self, node: Expr) -> tuple[Expr, ...]:
         """What flows into ``node`` (its callee and arguments, a function's body ...)."""
-        if self._inputs is None:
-            self._edges()
-        return self._inputs[self.index[node]]
+        return _inputs(node)
 
     def users(self, node: Expr) -> list[Expr]:
         """The nodes that take ``node`` as an input."""
@@ -116,6 +121,28 @@ class IndexedGraph:
             self._edges()
         nodes = self.nodes
         return [nodes[k] for k in self._outputs[self.index[node]]]
+
+    def escapes(self, members: set[Expr], root: Expr, shared: frozenset[type]) -> bool:
+        """Whether a node of ``members`` (not ``root``, nor of a kind in ``shared``) has a user
+        outside ``members`` that ``root`` does not post-dominate.
+
+        What a grouper asks of every match: a value that leaves the group that way
+        would be cut off when the group is replaced by a call.
+        """
+        outputs = self._outputs  # built when a group first has a node to ask about
+        index = self.index
+        nodes = self.nodes
+        for node in members:
+            if node is root or type(node) in shared:
+                continue
+            if outputs is None:
+                self._edges()
+                outputs = self._outputs
+            for k in outputs[index[node]]:
+                user = nodes[k]
+                if user not in members and not self.dominates(root, user):
+                    return True
+        return False
 
     def _post_dominators(self) -> tuple[list[int], list[int]]:
         """The tree's entry and exit numbers, computed when a dominance question first comes."""
@@ -165,11 +192,40 @@ class IndexedGraph:
         return enter, leave
 
     def dominates(self, node: Expr, other: Expr) -> bool:
-        """True when every path from ``other`` to the root passes through ``node`` (strictly)."""
-        enter, leave = self._post_dominators()
-        a = self.index[node]
-        b = self.index[other]
-        return a != b and enter[a] < enter[b] and leave[b] < leave[a]
+        """True when every path from ``other`` to the root passes through ``node`` (strictly).
+
+        Asked mostly about a use close to ``node``, so answered by a search
+        up from ``other`` first: every edge leads to a higher number, so a
+        path that reaches a node numbered after ``node``, or ends, without
+        passing it shows that it does not, and a search whose paths all stop
+        at ``node`` shows that it does.  Only a search that grows past
+        :data:`LOCAL_DOMINANCE` nodes asks the post-dominator tree.
+        """
+        index = self.index
+        top = index[node]
+        if index[other] >= top:
+            return False
+        if self._outputs is None:
+            self._edges()
+        outputs = self._outputs
+        seen = {index[other]}
+        stack = [index[other]]
+        while stack:
+            users = outputs[stack.pop()]
+            if not users:
+                return False  # the end of a path that missed ``node``
+            for k in users:
+                if k == top or k in seen:
+                    continue
+                if k > top:
+                    return False
+                seen.add(k)
+                stack.append(k)
+            if len(seen) > LOCAL_DOMINANCE:
+                enter, leave = self._post_dominators()
+                b = index[other]
+                return enter[top] < enter[b] and leave[b] < leave[top]
+        return True
 
     def dominated_by(self, node: Expr) -> list[Expr]:
         """The nodes ``node`` strictly post-dominates, in reverse post-order."""

@@ -25,6 +25,7 @@ post-order: ``nn.conv2d_nn.bias_add_nn.relu_``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import is_not
 
 from relaypass.ir.attrs import Attrs
 from relaypass.ir.expr import (
@@ -66,22 +67,36 @@ PARTITIONED_FROM_PATTERN = "PartitionedFromPattern"
 class Group:
     """One match: its root, what each pattern node matched, its inputs and its function.
 
-    The function (the match over fresh parameters) and its name are built
-    when first asked for: partitioning needs them, rewriting does not.
+    ``order``: the nodes the function's body copies (the match less its
+    inputs and the operators, constants and variables it keeps as they are),
+    in post-order from the root, children in field order; a grouper told
+    that its groups become functions finds them while checking the group,
+    so building the function walks nothing.
+    The function and its name are built when first asked for: partitioning
+    needs them, rewriting does not.
     """
 
-    __slots__ = ("gid", "root", "matched", "args", "number", "_params", "_function", "_name")
+    __slots__ = ("gid", "root", "matched", "args", "number", "_order", "_params", "_function",
+                 "_name")
 
     def __init__(self, gid: int, root: Expr, matched: dict[DFPattern, list[Expr]],
-                 args: list[Expr], number: int) -> None:
+                 args: list[Expr], number: int, order: list[Expr] | None = None) -> None:
         self.gid = gid
         self.root = root
         self.matched = matched
         self.args = args
         self.number = number
+        self._order = order
         self._params: list[Var] | None = None
         self._function: Function | None = None
         self._name = ""
+
+    @property
+    def order(self) -> list[Expr]:
+        """The nodes the function copies, in post-order (found now if the grouper did not)."""
+        if self._order is None:
+            self._order = _ordered_members(self.root, dict.fromkeys(self.args))[0]
+        return self._order
 
     @property
     def params(self) -> list[Var]:
@@ -92,9 +107,8 @@ class Group:
         return self._params
 
     def _extract(self) -> None:
-        extractor = _Extractor(dict(zip(self.args, self.params)))
-        self._function = Function(self.params, extractor.extract(self.root))
-        self._name = extractor.name
+        self._function = Function(self.params, self._body(self.params, False))
+        self._name = self._name_of()
 
     @property
     def function(self) -> Function:
@@ -109,6 +123,35 @@ class Group:
         if self._function is None:
             self._extract()
         return self._name
+
+    def _name_of(self) -> str:
+        parts = []
+        for node in self.order:
+            if type(node) is Call:
+                callee = node.op
+                parts.append(f"{callee.name}_" if type(callee) is Op else "Call_")
+            else:
+                parts.append(_name_part(node))
+        return "".join(parts)
+
+    def _body(self, params: list[Var], keep_types: bool) -> Expr:
+        """The match rebuilt over ``params`` (each node typed as the one it copies, if asked)."""
+        memo: dict[Expr, Expr] = dict(zip(self.args, params))
+        root = self.root
+        if root in memo:
+            return memo[root]
+        get = memo.get
+        for node in self.order:
+            layout = type(node)._layout_
+            kids = layout.children(node)
+            new_kids = [get(k, k) for k in kids]
+            new = node
+            if any(map(is_not, kids, new_kids)):
+                new = layout.rebuild(node, new_kids)
+                if keep_types and node._checked_type is not None:
+                    set_checked_type(new, node._checked_type)
+            memo[node] = new
+        return memo[root]
 
     def partitioned(self, attrs_of: Callable[[str], Attrs],
                     arg_types: Sequence[Type] | None = None) -> Function:
@@ -128,9 +171,8 @@ class Group:
         else:
             number = self.number
             params = [Var(f"FunctionVar_{number}_{k}", t) for k, t in enumerate(arg_types)]
-        extractor = _Extractor(dict(zip(self.args, params)), keep_types=arg_types is not None)
-        body = extractor.extract(self.root)
-        attrs = attrs_of(extractor.name)
+        body = self._body(params, arg_types is not None)
+        attrs = attrs_of(self._name_of())
         if arg_types is None:
             return Function(params, body, attrs=attrs)
         ret = self.root.checked_type
@@ -161,53 +203,10 @@ def pattern_post_order(pattern: DFPattern) -> list[DFPattern]:
 _NAME_SUFFIX = {Tuple: "Tuple_", Function: "Function", Let: "Let_", If: "If_"}
 
 
-class _Extractor:
-    """The group's function body: the match rebuilt over fresh parameters, and its name.
-
-    ``keep_types``: each rebuilt node takes the type of the node it copies.
-    """
-
-    def __init__(self, inputs: dict[Expr, Var], keep_types: bool = False) -> None:
-        self.inputs = inputs
-        self.memo: dict[Expr, Expr] = {}
-        self.name = ""
-        self.keep_types = keep_types
-
-    def extract(self, root: Expr) -> Expr:
-        inputs = self.inputs
-        if root in inputs:
-            return inputs[root]
-        memo = self.memo
-        keep_types = self.keep_types
-        parts: list[str] = []
-        stack: list[tuple[Expr, bool]] = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            kids = type(node)._layout_.children(node)
-            if expanded:
-                new_kids = [inputs[k] if k in inputs else memo.get(k, k) for k in kids]
-                new = node
-                for a, b in zip(kids, new_kids):
-                    if a is not b:
-                        new = type(node)._layout_.rebuild(node, new_kids)
-                        if keep_types and node._checked_type is not None:
-                            set_checked_type(new, node._checked_type)
-                        break
-                memo[node] = new
-                parts.append(_name_part(node))
-                continue
-            if node in memo:
-                continue
-            stack.append((node, True))
-            for kid in reversed(kids):
-                # Leaves stay as they are and add nothing to the name.
-                if type(kid) not in _LEAF_KINDS and kid not in inputs and kid not in memo:
-                    stack.append((kid, False))
-        self.name = "".join(parts)
-        return memo[root]
-
-
 _LEAF_KINDS = frozenset({Op, Constant, Var})
+
+#: Members a group may share with others (copied into each function that uses them).
+_SHARED_KINDS = frozenset({Op, Function, Constant})
 
 
 def _name_part(node: Expr) -> str:
@@ -235,6 +234,52 @@ def _members(root: Expr, inputs: dict[Expr, int]) -> set[Expr]:
     return members
 
 
+def _ordered_members(root: Expr, inputs: dict[Expr, int]) -> tuple[list[Expr], set[Expr]]:
+    """:func:`_members`, and the ones the group's function copies (:attr:`Group.order`):
+    all but operators, constants and variables, in post-order from the root, children in
+    field order."""
+    if root in inputs:
+        return [], set()
+    order: list[Expr] = []
+    members = {root}
+    expanded_nodes: set[Expr] = set()
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    pop, push, add = stack.pop, stack.append, members.add
+    while stack:
+        node, expanded = pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in expanded_nodes:
+            continue  # reached again, below a node expanded after it was pushed
+        expanded_nodes.add(node)
+        push((node, True))
+        for kid in reversed(type(node)._layout_.children(node)):
+            if kid in inputs:
+                continue
+            add(kid)
+            if type(kid) not in _LEAF_KINDS and kid not in expanded_nodes:
+                push((kid, False))
+    return order, members
+
+
+def _reach(root: Expr, found: set[Expr]) -> None:
+    """Add ``root`` and every node below it to ``found``.
+
+    A node in ``found`` already is not walked again: what is below it is there too.
+    """
+    stack = [root]
+    pop, push, add = stack.pop, stack.append, found.add
+    while stack:
+        node = pop()
+        if node in found:
+            continue
+        add(node)
+        for kid in type(node)._layout_.children(node):
+            if kid not in found:
+                push(kid)
+
+
 class _InputPlan:
     """Which pattern nodes give a group its inputs, in the pattern's post-order.
 
@@ -257,15 +302,23 @@ class _InputPlan:
                 self.sources.append((p, "fields"))
             elif kind is CallPattern and p.args is None:
                 self.sources.append((p, "args"))
-            elif not p.sub_patterns():
+            elif not p.sub_patterns() and not (kind is ExprPattern
+                                               and type(p.expr) in (Op, Function)):
+                # (What an operator or function pattern matches is never an input.)
                 self.sources.append((p, None))
 
 
 class PatternGrouper:
-    """Groups the matches of one pattern in one program."""
+    """Groups the matches of one pattern in one program.
 
-    def __init__(self) -> None:
+    ``functions``: the groups will be made into functions (:meth:`Group.partitioned`),
+    so each group's :attr:`~Group.order` is found while it is checked; a rewriter
+    needs none.
+    """
+
+    def __init__(self, functions: bool = False) -> None:
         self.groups: dict[int, Group] = {}
+        self._ordered = functions
         self.gid_of: dict[Expr, int] = {}
         self._graph_number = 0
 
@@ -300,7 +353,7 @@ class PatternGrouper:
             if (type(current) is Function
                     and PARTITIONED_FROM_PATTERN in current.attrs):
                 pre_partitioned.add(current)
-                post_order_visit(current.body, pre_partitioned.add)
+                _reach(current.body, pre_partitioned)
             if current in pre_partitioned:
                 continue
             if calls is not None and calls.rejects(current):
@@ -313,7 +366,7 @@ class PatternGrouper:
 
     def _create_group(self, root: Expr, matcher: DFPatternMatcher, plan: _InputPlan,
                       graph: IndexedGraph) -> None:
-        node_map = {p: list(es) for p, es in matcher.memo.items()}
+        node_map = matcher.memo  # the matcher's next match starts a new one
         fuzzy: set[Expr] = set()
         for p in plan.dominators:
             for side in (p.parent, p.path):
@@ -329,26 +382,25 @@ class PatternGrouper:
                 for candidate in ((node,) if where is None else getattr(node, where)):
                     kind = type(candidate)
                     if (kind is Op or kind is Function or candidate in inputs
-                            or candidate in fuzzy or self._embedded(candidate, p)):
+                            or candidate in fuzzy
+                            or kind is Constant and self._embedded(candidate, p)):
                         continue
                     inputs[candidate] = len(inputs)
 
-        members = _members(root, inputs)
+        if self._ordered:
+            order, members = _ordered_members(root, inputs)
+        else:
+            order, members = None, _members(root, inputs)
         gid_of = self.gid_of
         for node in members:
-            if type(node) in (Op, Function, Constant):
-                continue
-            if node in gid_of:
+            if node in gid_of and type(node) not in _SHARED_KINDS:
                 return  # overlaps a group found before
-            if node is root:
-                continue
-            for user in graph.users(node):
-                if user not in members and not graph.dominates(root, user):
-                    return  # a use outside the group that does not come back to the root
+        if graph.escapes(members, root, _SHARED_KINDS):
+            return  # a use outside the group that does not come back to the root
         gid = len(self.groups) + 1
         for node in members:
             gid_of[node] = gid
-        self.groups[gid] = Group(gid, root, node_map, list(inputs), number)
+        self.groups[gid] = Group(gid, root, node_map, list(inputs), number, order)
 
     @staticmethod
     def _embedded(node: Expr, p: DFPattern) -> bool:

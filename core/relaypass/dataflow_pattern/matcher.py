@@ -502,7 +502,17 @@ class DFPatternMatcher:
             # Another operator: what visiting the callee pattern would conclude, at once.
             self._fail("op", p, expr, f"expected a call of {op_name}, found {callee.name}")
             return False
-        if self.visit(p.op, callee):
+        op_pattern = p.op
+        if (type(op_pattern) is ExprPattern and op_pattern.expr is callee and self._memoize
+                and op_pattern not in self.memo):
+            # The callee is the pattern's operator, seen for the first time: bound at once
+            # (what visiting it would do, without the visit).
+            self.memo[op_pattern] = [callee]
+            self._bound_order.append(op_pattern)
+            matched_op = True
+        else:
+            matched_op = self.visit(op_pattern, callee)
+        if matched_op:
             mark2 = len(self._bound_order)
             if self._args(p.args, expr.args, mark2, p, expr):
                 return True

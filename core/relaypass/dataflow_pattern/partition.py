@@ -75,7 +75,7 @@ def partition(pattern: DFPattern, expr: Expr, attrs: Mapping[str, Any] | None = 
 
 def _partition(pattern: DFPattern, expr: Expr, extra: dict[str, Any],
                check: Callable[[Expr], bool], typed: bool, graph: IndexedGraph) -> Expr:
-    grouper = PatternGrouper()
+    grouper = PatternGrouper(functions=True)
     run_deep_if_needed(grouper.group_matches, pattern, expr, graph)
     by_root = grouper.roots()
     if not by_root:
@@ -96,11 +96,12 @@ def _partition(pattern: DFPattern, expr: Expr, extra: dict[str, Any],
             return post
         group = by_root[pre]
         args = [memo[a] for a in group.args]
-        if typed and not stale and pre._checked_type is not None and all(
-                a._checked_type is not None for a in args):
-            call = Call(group.partitioned(attrs_of, [a._checked_type for a in args]), args)
-            set_checked_type(call, pre._checked_type)
-            return call
+        if typed and not stale and pre._checked_type is not None:
+            types = [a._checked_type for a in args]
+            if not any(t is None for t in types):
+                call = Call(group.partitioned(attrs_of, types), args)
+                set_checked_type(call, pre._checked_type)
+                return call
         stale = True
         return Call(group.partitioned(attrs_of), args)
 

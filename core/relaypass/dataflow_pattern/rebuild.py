@@ -94,12 +94,14 @@ def _rebuild_in_order(graph: IndexedGraph, at_root: AtRoot,
     memo: dict[Expr, Expr] = _Unchanged()  # the nodes before the first root are their own
     memo[nodes[first]] = replaced
     post = replaced
+    get = memo.get  # a plain lookup: no call of ``__missing__`` for the unchanged
     for node in nodes[first + 1:]:
-        kids = type(node)._layout_.children(node)
+        layout = type(node)._layout_
+        kids = layout.children(node)
         post = node
         for k in kids:
-            if memo[k] is not k:
-                post = rebuild(node, [memo[k] for k in kids])
+            if get(k, k) is not k:
+                post = layout.rebuild(node, [get(k, k) for k in kids])
                 if keep_types and node._checked_type is not None:
                     set_checked_type(post, node._checked_type)
                 break

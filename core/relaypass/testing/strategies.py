@@ -74,6 +74,11 @@ Algebraic data types
     wildcard patterns, ``match?`` when its clauses leave cases out), all
     well typed: what the text format, structural equality and InferType are
     checked against.
+
+Dynamic shapes
+    ``dynamic_programs(...)`` draws functions of ``dyn.*`` calls (``dyn.reshape``,
+    ``dyn.nn.pad``, ``dyn.image.resize2d``, ...) whose shape arguments are tensors:
+    parameters, constants or ``shape_of`` earlier values, so result types hold ``Any``.
 """
 
 from __future__ import annotations
@@ -131,7 +136,7 @@ from .inputs import random_inputs
 __all__ = [
     "DEFAULT_FEATURES", "DEFAULT_OP_USES", "FEATURES", "KINDS", "PATTERN_OP_USES", "OpUse",
     "SIZE_VAR_KINDS", "adt_modules",
-    "available_op_uses", "modules", "programs", "random_inputs",
+    "available_op_uses", "dynamic_programs", "modules", "programs", "random_inputs",
 ]
 
 FEATURES = frozenset({"let", "if", "tuple", "fn", "ref", "global"})
@@ -1647,3 +1652,196 @@ def adt_modules(
     """
     return _adt_module(max_types, max_constructors, max_fields)
 
+
+
+# --- dynamic-shape operators --------------------------------------------------------
+# The ``dyn.*`` operators take shapes, sizes and scales as tensors, so their result types
+# hold ``Any`` and their texts carry tensor-valued shape arguments: forms the operator mix
+# above never produces (its constructors are given integers).  Types here come from each
+# operator's own relation, so a generated program is well typed by construction.
+
+_I64 = "int64"
+_F32 = "float32"
+_SMALL = st.integers(0, 3)  # the values of a shape vector
+_COUNT = st.integers(1, 3)  # the value of a scalar
+
+
+class _DynGenerator:
+    """One function whose calls are ``dyn.*`` operators over earlier values and parameters."""
+
+    # operator -> the smallest rank of data it takes (None: it takes no data tensor)
+    OPS: dict[str, int | None] = {
+        "dyn.reshape": 0, "dyn.broadcast_to": 0, "dyn.zeros": None, "dyn.ones": None,
+        "dyn.full": None, "dyn.tile": 0, "dyn.strided_slice": 1, "dyn.topk": 1,
+        "dyn.image.resize2d": 4, "dyn.nn.pad": 0, "dyn.one_hot": None, "dyn.expand_dims": 0,
+        "dyn.squeeze": 0, "dyn.sparse_to_dense": None, "dyn.nn.upsampling": 4,
+        "dyn.nn.upsampling3d": 5,
+    }
+
+    def __init__(self, draw: st.DrawFn, size_vars: bool) -> None:
+        self.draw = draw
+        self.params: list[Var] = []
+        self.pool: list[_Entry] = []  # float32 tensors, in the order they were made
+        self.bindings: list[tuple[Var, Expr]] = []
+        self.size_vars = (SizeVar("n"), SizeVar("m")) if size_vars else ()
+        self.let_types: dict[int, TensorType] = {}  # id of a let variable -> its value's type
+
+    def param(self, ty: TensorType) -> Var:
+        var = Var(f"p{len(self.params)}", ty)
+        self.params.append(var)
+        return var
+
+    def dims(self, rank: int) -> tuple[int | SizeVar, ...]:
+        draw = self.draw
+        out: list[int | SizeVar] = []
+        for _ in range(rank):
+            if self.size_vars and draw(st.integers(0, 3)) == 0:
+                out.append(draw(st.sampled_from(self.size_vars)))
+            else:
+                out.append(draw(st.integers(1, 4)))
+        return tuple(out)
+
+    def data(self, min_rank: int, exact: int | None = None) -> tuple[Expr, TensorType]:
+        """A float32 tensor of rank ``exact`` (or at least ``min_rank``): earlier, or a new parameter."""
+        fits = [e for e in self.pool
+                if (len(e[1].shape) == exact if exact is not None  # type: ignore[attr-defined]
+                    else len(e[1].shape) >= min_rank)]  # type: ignore[attr-defined]
+        if fits and self.draw(st.integers(0, 3)) > 0:
+            return self.draw(st.sampled_from(fits))  # type: ignore[return-value]
+        rank = exact if exact is not None else self.draw(st.integers(min_rank, max(min_rank, 3)))
+        ty = TensorType(self.dims(rank), _F32)
+        entry = (self.param(ty), ty)
+        self.pool.append(entry)
+        return entry  # type: ignore[return-value]
+
+    def vector(self, length: int, values: st.SearchStrategy[int] = _SMALL) -> Expr:
+        """An int64 vector of ``length`` values: a parameter, a constant, or ``shape_of`` a value."""
+        draw = self.draw
+        choice = draw(st.sampled_from(("param", "const", "shape_of")))
+        if choice == "shape_of":
+            ranked = [e for e in self.pool if len(e[1].shape) == length]  # type: ignore[attr-defined]
+            if ranked:
+                return make_call("shape_of", [draw(st.sampled_from(ranked))[0]], dtype=_I64)
+        if choice == "const":
+            return Constant(np.array(draw(st.lists(values, min_size=length, max_size=length)),
+                                     _I64).reshape(length))
+        return self.param(TensorType((length,), _I64))
+
+    def scalar(self, dtype: str, values: st.SearchStrategy[float] = _COUNT) -> Expr:
+        """A scalar of ``dtype``: a parameter or a constant."""
+        if self.draw(st.booleans()):
+            return Constant(np.array(self.draw(values), dtype))
+        return self.param(TensorType((), dtype))
+
+    def call(self, name: str) -> Expr:
+        """One call of ``name`` with arguments its relation accepts."""
+        draw = self.draw
+        if name in ("dyn.zeros", "dyn.ones"):
+            return make_call(name, [self.vector(draw(st.integers(0, 3)))], dtype=_F32)
+        if name == "dyn.full":
+            return make_call(name, [self.scalar(_F32), self.vector(draw(st.integers(0, 3)))],
+                             dtype=draw(st.sampled_from(("", _F32))))
+        if name == "dyn.one_hot":
+            indices = self.param(TensorType(self.dims(draw(st.integers(0, 2))), "int32"))
+            return make_call(name, [indices, self.scalar(_F32), self.scalar(_F32),
+                                    self.scalar(_I64)], axis=-1, dtype=_F32)
+        if name == "dyn.sparse_to_dense":
+            count = draw(st.integers(1, 3))
+            indices = self.param(TensorType((count,), _I64))
+            values = self.param(TensorType((count,), _F32))
+            return make_call(name, [indices, values, self.scalar(_F32), self.vector(1)])
+        exact = {"dyn.image.resize2d": 4, "dyn.nn.upsampling": 4, "dyn.nn.upsampling3d": 5}
+        x, ty = self.data(self.OPS[name] or 0, exact.get(name))
+        rank = len(ty.shape)
+        if name == "dyn.reshape":
+            return make_call(name, [x, self.vector(draw(st.integers(0, 3)))],
+                             allowzero=draw(st.booleans()))
+        if name == "dyn.broadcast_to":
+            return make_call(name, [x, self.vector(draw(st.integers(rank, rank + 1)))])
+        if name == "dyn.tile":
+            return make_call(name, [x, self.vector(draw(st.integers(0, 3)))])
+        if name == "dyn.strided_slice":
+            k = draw(st.integers(1, rank))
+            return make_call(name, [x, self.vector(k), self.vector(k), self.vector(k, st.just(1))],
+                             slice_mode=draw(st.sampled_from(("end", "size"))))
+        if name == "dyn.topk":
+            out = make_call(name, [x, self.scalar(_I64)], axis=draw(st.integers(-rank, rank - 1)),
+                            ret_type=draw(st.sampled_from(("values", "both"))),
+                            is_ascend=draw(st.booleans()), dtype="int32")
+            return TupleGetItem(out, 0) if out.attrs.ret_type == "both" else out
+        if name == "dyn.image.resize2d":
+            roi = (self.param(TensorType((4,), _F32)) if draw(st.booleans())
+                   else Constant(np.zeros(4, _F32)))
+            return make_call(name, [x, self.vector(2, st.integers(1, 4)), roi],
+                             method=draw(st.sampled_from(("linear", "nearest_neighbor"))),
+                             out_dtype="")
+        if name == "dyn.nn.pad":
+            widths = (self.param(TensorType((rank, 2), _I64)) if draw(st.booleans())
+                      else Constant(np.ones((rank, 2), _I64)))
+            return make_call(name, [x, widths, self.scalar(_F32, st.just(0))])
+        if name == "dyn.expand_dims":
+            return make_call(name, [x, self.scalar(_I64, st.integers(0, rank))],
+                             num_newaxis=draw(st.integers(0, 2)))
+        if name == "dyn.squeeze":
+            return make_call(name, [x, self.vector(draw(st.integers(0, rank)))])
+        if name == "dyn.nn.upsampling":
+            return make_call(name, [x, self.scalar("float64"), self.scalar("float64")])
+        return make_call(name, [x, *(self.scalar("float64") for _ in range(3))])
+
+    def function(self, steps: int) -> Function:
+        draw = self.draw
+        names = [n for n in self.OPS if _registered(n) is not None]
+        results: list[Expr] = []
+        for _ in range(steps):
+            value = self.call(draw(st.sampled_from(names)))
+            ty = self.type_of(value)
+            if draw(st.booleans()):
+                var = Var(f"x{len(self.bindings)}", ty if draw(st.booleans()) else None)
+                self.bindings.append((var, value))
+                self.let_types[id(var)] = ty
+                value = var
+            results.append(value)
+            if ty.dtype == _F32:
+                self.pool.append((value, ty))
+        body: Expr = results[-1] if len(results) == 1 else Tuple(results)
+        for var, value in reversed(self.bindings):
+            body = Let(var, value, body)
+        return Function(self.params, body)
+
+    def type_of(self, value: Expr) -> TensorType:
+        """The type of a value made here: from its operator's relation for a call."""
+        if type(value) is Var:
+            return self.let_types.get(id(value)) or value.type_annotation  # type: ignore[return-value]
+        if type(value) is Constant:
+            data = value.data  # type: ignore[attr-defined]
+            return TensorType(data.shape, str(data.dtype))
+        if type(value) is TupleGetItem:
+            return self.type_of(value.tuple_value).fields[value.index]  # type: ignore[attr-defined,return-value]
+        arg_types = [self.type_of(a) for a in value.args]  # type: ignore[attr-defined]
+        return value.op.get_attr("FTypeRelation")(arg_types, value.attrs)  # type: ignore[attr-defined,return-value]
+
+
+@st.composite
+def _dynamic_program(draw: st.DrawFn, size: tuple[int, int], size_vars: bool) -> Function:
+    gen = _DynGenerator(draw, size_vars)
+    return gen.function(draw(st.integers(*size)))
+
+
+def dynamic_programs(
+    size: int | tuple[int, int] = (1, 6), size_vars: bool = False
+) -> st.SearchStrategy[Function]:
+    """Closed functions whose calls are the ``dyn.*`` operators (those registered).
+
+    ``size`` (an int or a (min, max) range) counts the calls.  Shape, size and
+    scale arguments are int64 or float parameters, constants, or ``shape_of``
+    an earlier value; data arguments are float32 parameters (with ``size_vars``
+    their shapes may hold ``n`` and ``m``) or earlier results, and the function
+    returns every call's result.  Programs are well typed (each call's type
+    comes from its operator's relation) and meant for the text format,
+    structural equality and InferType: parameter values are not chosen, so
+    running one needs inputs that agree with its shape arguments.
+    """
+    lo, hi = (size, size) if isinstance(size, int) else size
+    if not 1 <= lo <= hi:
+        raise ValueError(f"size must be a positive int or a (min, max) pair, got {size!r}")
+    return _dynamic_program((lo, hi), size_vars)

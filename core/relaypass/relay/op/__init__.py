@@ -6,12 +6,12 @@ levels.  The constructors live in :mod:`relaypass.op`; this package only
 re-exports them, with TVM's submodules (``relay.op.nn``, ``relay.op.tensor``,
 ``relay.op.algorithm``,
 ``relay.op.transform``, ``relay.op.reduce``, ``relay.op.op``,
-``relay.op.annotation``, ``relay.op.contrib``).
+``relay.op.annotation``, ``relay.op.contrib``, ``relay.op.dyn``).
 """
 
 from ...op import *  # noqa: F403
 from ...op import __all__ as _constructors
-from . import algorithm, annotation, contrib, nn, op, reduce, tensor, transform  # noqa: F401  (TVM's submodules, as attributes)
+from . import algorithm, annotation, contrib, dyn, nn, op, reduce, tensor, transform  # noqa: F401  (TVM's submodules, as attributes)
 from .op import (
     Op,
     OpPattern,

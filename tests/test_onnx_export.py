@@ -279,6 +279,35 @@ CASES = [
          f32(4), f32(4), id="nn.layer_norm-axis1"),
     case(lambda x: relay.nn.lrn(x, size=3, alpha=1e-3, beta=0.5, bias=2.0), np.abs(X4),
          id="nn.lrn"),
+    case(lambda x, g, b: relay.nn.instance_norm(x, g, b), X4, f32(4), f32(4),
+         id="nn.instance_norm"),
+    case(lambda x, g, b: relay.nn.instance_norm(x, g, b, axis=3, center=False), X4, f32(6),
+         f32(6), id="nn.instance_norm-axis3"),
+    case(lambda x: relay.nn.l2_normalize(x, 1e-3, axis=[1, 3]), X4, id="nn.l2_normalize"),
+    case(lambda x: relay.nn.l2_normalize(x, 1e-3), X4, opsets=(18,), id="nn.l2_normalize-all"),
+    case(lambda x, y: relay.slice_like(x, y, axes=[1, -1]), X4, f32(1, 3, 2, 4),
+         id="slice_like"),
+    case(lambda x, y: relay.slice_like(x, y), X4, f32(1, 3), id="slice_like-leading"),
+    # offsets up to 3 pixels: taps fall outside the input on every side
+    case(lambda x, o: relay.nn.deformable_conv2d(x, o, relay.const(f32(6, 2, 3, 3)),
+                                                 padding=(1, 1), channels=6, groups=2,
+                                                 deformable_groups=2),
+         X4, (f32(2, 36, 6, 6) * 3).astype(np.float32), opsets=(19,),
+         id="nn.deformable_conv2d"),
+    case(lambda x, o: relay.nn.deformable_conv2d(x, o, relay.const(f32(3, 3, 6, 5)),
+                                                 strides=(2, 1), channels=5,
+                                                 data_layout="NHWC", kernel_layout="HWIO"),
+         X4, (f32(2, 1, 4, 18) * 2).astype(np.float32), opsets=(19, 21),
+         id="nn.deformable_conv2d-nhwc"),
+    case(lambda x, r: relay.vision.roi_align(x, r, (3, 2), 0.5, sample_ratio=2), X4,
+         np.array([[0, 1, 2, 9, 8], [1, -3, 0.5, 4, 14], [1, 5, 5, 5.5, 6]], np.float32),
+         id="vision.roi_align"),
+    case(lambda x, r: relay.vision.roi_align(x, r, (2, 2), 1.0, layout="NHWC"), X4,
+         np.array([[0, 1, 2, 4, 3.5], [1, 0.5, 0.25, 5, 4]], np.float32),
+         id="vision.roi_align-nhwc"),
+    case(lambda x, r: relay.vision.roi_pool(x, r, (2, 3), 0.5), X4,
+         np.array([[0, 1.2, 2.2, 9.2, 8.2], [1, -3.2, 0.6, 4.2, 14.2]], np.float32),
+         id="vision.roi_pool"),
     case(lambda x: relay.nn.conv2d(x, relay.const(W4), strides=2, padding=(1, 0, 2, 1),
                                    dilation=(1, 2)), X4, id="nn.conv2d"),
     case(lambda x: relay.nn.contrib_conv2d_nchwc(
@@ -714,6 +743,32 @@ def test_external_data(tmp_path):
                                atol=1e-5)
     to_onnx(func, path=path)
     assert os.path.getsize(tmp_path / "big.onnx") > w.nbytes
+
+
+def test_written_file_reads_back_as_the_returned_model(tmp_path):
+    # The file is written field by field, each weight from its array: a column-major weight, a
+    # 0-d one, an empty one, bool and float16 ones.
+    x = relay.var("x", shape=(3, 4))
+    weights = [
+        np.asfortranarray(f32(3, 4)),
+        np.array(2.5, dtype="float32"),
+        np.zeros((3, 0), dtype="float32"),
+    ]
+    body = x
+    for w in weights:
+        body = relay.add(body, relay.sum(relay.const(w)))
+    mask = relay.const(np.array([[True, False, True, True]] * 3))
+    half = relay.const(np.arange(12, dtype="float16").reshape(3, 4))
+    body = relay.where(mask, body, relay.cast(half, "float32"))
+    path = tmp_path / "model.onnx"
+    model = to_onnx(relay.Function([x], body), path=path)
+    back = onnx.load(str(path))
+    assert back == model
+    assert sorted(os.listdir(tmp_path)) == ["model.onnx"]
+    value = f32(3, 4)
+    want = np.where(mask.data.numpy(), value + sum(float(w.sum()) for w in weights),
+                    np.arange(12, dtype="float32").reshape(3, 4))
+    np.testing.assert_allclose(run_ort(str(path), {"x": value})[0], want, rtol=1e-5, atol=1e-5)
 
 
 def test_a_chain_of_100000_calls_exports():

@@ -317,3 +317,55 @@ def test_constant_of_shape_weights_all_fold_under_o3():
         post_order_visit(out[gv], visit)
     assert made == []
     assert (1000, 2048) in shapes and (64, 3, 7, 7) in shapes  # the classifier, the stem
+
+
+def test_repeated_shape_computations_are_imported_once():
+    # Exporters repeat Squeeze of a shape extent, and every Range makes its own constant step:
+    # the importer keeps one call for each distinct computation, as EliminateCommonSubexpr
+    # would, so that the pass has nothing left to merge.
+    nodes = [node("Shape", ["x"], ["s"]), const("i1", np.array([1], "int64")),
+             node("Gather", ["s", "i1"], ["n"], axis=0),
+             node("Squeeze", ["n"], ["n_a"]), node("Squeeze", ["n"], ["n_b"]),
+             const("zero_a", np.array(0, "int64")), const("one_a", np.array(1, "int64")),
+             const("zero_b", np.array(0, "int64")), const("one_b", np.array(1, "int64")),
+             node("Range", ["zero_a", "n_a", "one_a"], ["r_a"]),
+             node("Range", ["zero_b", "n_b", "one_b"], ["r_b"]),
+             node("Add", ["r_a", "r_b"], ["y"])]
+    model = model_of(nodes, {"x": (TensorProto.FLOAT, [2, "seq"])}, ["y"])
+    mod = from_onnx(model)[0]
+    names, _ = ops_and_types(mod)
+    assert names.count("squeeze") == 1 and names.count("arange") == 1, names
+    cse = get_pass("EliminateCommonSubexpr")(get_pass("InferType")(mod))
+    assert sorted(ops_and_types(cse)[0]) == sorted(names)
+    x = rng.standard_normal((2, 5)).astype("float32")
+    got = relay.create_executor(mod=mod).evaluate()(x)
+    np.testing.assert_array_equal(np.asarray(got), run_ort(model, {"x": x})[0])
+
+
+def test_matmul_weights_are_transposed_once_at_import():
+    # nn.dense wants the (N, K) weight: a constant one is transposed while importing, once
+    # for every layer that reads it; a weight computed in the graph keeps its transpose.
+    w = rng.standard_normal((4, 3)).astype("float32")
+    nodes = [node("MatMul", ["x", "w"], ["a"]), node("MatMul", ["x", "w"], ["b"]),
+             node("Gemm", ["x", "w"], ["c"]), node("Add", ["a", "b"], ["ab"]),
+             node("Add", ["ab", "c"], ["y"]), node("MatMul", ["x", "v"], ["z"])]
+    model = model_of(nodes, {"x": (TensorProto.FLOAT, [2, 4]), "v": (TensorProto.FLOAT, [4, 3])},
+                     ["y", "z"], {"w": w})
+    mod = from_onnx(model)[0]
+    weights = []
+
+    def visit(e):
+        if isinstance(e, relay.Call) and e.op.name == "nn.dense":
+            weights.append(e.args[1])
+
+    post_order_visit(mod["main"], visit)
+    constants = {id(c) for c in weights if isinstance(c, relay.Constant)}
+    assert len(weights) == 4 and len(constants) == 1
+    (constant,) = [c for c in weights if isinstance(c, relay.Constant)][:1]
+    np.testing.assert_array_equal(constant.data.numpy(), w.T)
+    assert ops_and_types(mod)[0].count("transpose") == 1
+    x = rng.standard_normal((2, 4)).astype("float32")
+    v = rng.standard_normal((4, 3)).astype("float32")
+    got = relay.create_executor(mod=mod).evaluate()(x, v)
+    for g, e in zip(got, run_ort(model, {"x": x, "v": v})):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-5, atol=1e-6)

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from op_helpers import T, evaluate, relation
+from op_helpers import T, assert_text_round_trip, evaluate, relation
 
 from relaypass import relay
 from relaypass.errors import AttrsError, TypeRelationError
@@ -611,3 +611,134 @@ def test_nn_patterns_and_flags():
     assert Op.get("nn.bias_add").get_attr("TOpPattern") == OpPattern.BROADCAST
     assert Op.get("nn.dropout").get_attr("TOpIsStateful") is True
     assert Op.get("nn.conv2d").get_attr("TOpIsStateful") is False
+
+
+def test_instance_norm_matches_loop():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 4, 3)).astype("float32")
+    g, b = rng.standard_normal(3).astype("float32"), rng.standard_normal(3).astype("float32")
+    X, G, B = (relay.var(n) for n in "xgb")
+    out = evaluate(relay.nn.instance_norm(X, G, B, axis=3, epsilon=1e-3), x, g, b)
+    expected = np.empty_like(x)
+    for n in range(2):
+        for c in range(3):
+            vals = [float(x[n, i, j, c]) for i in range(5) for j in range(4)]
+            mean = sum(vals) / len(vals)
+            var = sum((v - mean) ** 2 for v in vals) / len(vals)
+            for i in range(5):
+                for j in range(4):
+                    expected[n, i, j, c] = (x[n, i, j, c] - mean) / (var + 1e-3) ** 0.5 * g[c] + b[c]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    call = relay.nn.instance_norm(X, G, B)
+    assert call.op.get_attr("TOpPattern") == OpPattern.OPAQUE
+    with pytest.raises(TypeRelationError, match="nn.instance_norm: gamma must have shape \\(5,\\)"):
+        relation(call, T((2, 5, 4)), T((4,)), T((5,)))
+    with pytest.raises(TypeRelationError, match="nn.instance_norm: axis 0 is the batch axis"):
+        relation(relay.nn.instance_norm(X, G, B, axis=0), T((2, 5, 4)), T((2,)), T((2,)))
+
+
+@pytest.mark.parametrize("axis", [[1], [-1, 0], None])
+def test_l2_normalize_matches_loop(axis):
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((3, 4)) * 0.1).astype("float32")
+    out = evaluate(relay.nn.l2_normalize(relay.var("x"), eps=0.05, axis=axis), x)
+    summed = [a % 2 for a in axis] if axis else [0, 1]
+    expected = np.empty_like(x)
+    for i in range(3):
+        for j in range(4):
+            total = sum(float(x[p, q]) ** 2 for p in range(3) for q in range(4)
+                        if all((p, q)[a] == (i, j)[a] for a in range(2) if a not in summed))
+            expected[i, j] = x[i, j] / max(total, 0.05) ** 0.5
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+def test_l2_normalize_relation_and_pattern():
+    call = relay.nn.l2_normalize(relay.var("x"), eps=1e-3, axis=[2])
+    assert call.op.get_attr("TOpPattern") == OpPattern.OUT_ELEMWISE_FUSABLE
+    assert relation(call, T((2, 3, 4))) == T((2, 3, 4))
+    with pytest.raises(TypeRelationError, match="nn.l2_normalize: .*axis"):
+        relation(call, T((2, 3)))
+    with pytest.raises(TypeRelationError, match="nn.l2_normalize: data must have a floating"):
+        relation(call, T((2, 3, 4), "int32"))
+
+
+def _deformable_loop(data, offset, weight, strides, pads, dilation, dgroups, groups):
+    """Each output point summed tap by tap, each tap read like TVM's deformable kernel."""
+    n, c, h, w = data.shape
+    o, cg, kh, kw = weight.shape
+    oh, ow = offset.shape[2:]
+    out = np.zeros((n, o, oh, ow))
+
+    def read(b, ch, y, x):
+        if y < 0 or x < 0 or y >= h or x >= w:
+            return 0.0
+        y0, x0 = int(np.floor(y)), int(np.floor(x))
+        y1, x1 = min(int(np.ceil(y)), h - 1), min(int(np.ceil(x)), w - 1)
+        ly, lx = y - y0, x - x0
+        p = data[b, ch]
+        return ((p[y0, x0] * (1 - lx) + p[y0, x1] * lx) * (1 - ly)
+                + (p[y1, x0] * (1 - lx) + p[y1, x1] * lx) * ly)
+
+    for b, oc, y, x in itertools.product(range(n), range(o), range(oh), range(ow)):
+        g = oc // (o // groups)
+        for ci in range(cg):
+            ch = g * cg + ci
+            dg = ch // (c // dgroups)
+            for i, j in itertools.product(range(kh), range(kw)):
+                base = dg * kh * kw * 2 + (i * kw + j) * 2
+                yy = y * strides[0] - pads[0] + i * dilation[0] + offset[b, base, y, x]
+                xx = x * strides[1] - pads[1] + j * dilation[1] + offset[b, base + 1, y, x]
+                out[b, oc, y, x] += weight[oc, ci, i, j] * read(b, ch, float(yy), float(xx))
+    return out
+
+
+@pytest.mark.parametrize("strides, padding, dilation, dgroups, groups", [
+    ((1, 1), (1, 1), (1, 1), 1, 1),
+    ((2, 1), (1, 0, 0, 2), (1, 2), 2, 1),
+    ((1, 1), (0, 0), (1, 1), 2, 2),
+])
+def test_deformable_conv2d_matches_loop(strides, padding, dilation, dgroups, groups):
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((2, 4, 6, 5)).astype("float32")
+    D, OFF, W = relay.var("d"), relay.var("o"), relay.var("w")
+    call = relay.nn.deformable_conv2d(D, OFF, W, strides=strides, padding=padding,
+                                      dilation=dilation, deformable_groups=dgroups,
+                                      groups=groups, channels=4, kernel_size=(3, 2))
+    arg_types = call.op.get_attr("FInferArgTypes")([T(data.shape), None, None], call.attrs)
+    offset = (rng.standard_normal([int(d) for d in arg_types[1].shape]) * 1.5).astype("float32")
+    weight = rng.standard_normal([int(d) for d in arg_types[2].shape]).astype("float32")
+    out = evaluate(call, data, offset, weight)
+    pads = padding if len(padding) == 4 else (*padding, *padding)
+    expected = _deformable_loop(data, offset, weight, strides, pads, dilation, dgroups, groups)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+    nhwc = relay.nn.deformable_conv2d(D, OFF, W, strides=strides, padding=padding,
+                                      dilation=dilation, deformable_groups=dgroups, groups=groups,
+                                      channels=4, kernel_size=(3, 2), data_layout="NHWC",
+                                      kernel_layout="HWIO")
+    got = evaluate(nhwc, data.transpose(0, 2, 3, 1), offset.transpose(0, 2, 3, 1),
+                   weight.transpose(2, 3, 1, 0))
+    np.testing.assert_allclose(got, out.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+
+
+def test_deformable_conv2d_relation_and_errors():
+    D, OFF, W = relay.var("d"), relay.var("o"), relay.var("w")
+    call = relay.nn.deformable_conv2d(D, OFF, W, channels=8, kernel_size=(3, 3), padding=(1, 1))
+    assert call.op.get_attr("TOpPattern") == OpPattern.OUT_ELEMWISE_FUSABLE
+    assert relation(call, T((1, 4, 5, 5)), T((1, 18, 5, 5)), T((8, 4, 3, 3))) == T((1, 8, 5, 5))
+    with pytest.raises(TypeRelationError, match="nn.deformable_conv2d: offset must have shape"):
+        relation(call, T((1, 4, 5, 5)), T((1, 9, 5, 5)), T((8, 4, 3, 3)))
+    bad = relay.nn.deformable_conv2d(D, OFF, W, channels=8, deformable_groups=3)
+    with pytest.raises(TypeRelationError, match="deformable_groups=3 does not divide the 4"):
+        relation(bad, T((1, 4, 5, 5)), T((1, 54, 3, 3)), T((8, 4, 3, 3)))
+    odd = relay.nn.deformable_conv2d(D, OFF, W, channels=8, data_layout="NHWC")
+    with pytest.raises(TypeRelationError, match="nn.deformable_conv2d: attribute kernel_layout"):
+        relation(odd, T((1, 5, 5, 4)), T((1, 3, 3, 18)), T((8, 4, 3, 3)))
+
+
+def test_new_normalizations_and_deformable_conv_round_trip_as_text():
+    x, g, b = relay.var("x", shape=(1, 4, 6, 6)), relay.var("g"), relay.var("b")
+    for call in (relay.nn.instance_norm(x, g, b, axis=1, epsilon=1e-3, center=False),
+                 relay.nn.l2_normalize(x, 1e-3, axis=[1, 3]), relay.nn.l2_normalize(x, 1e-3),
+                 relay.nn.deformable_conv2d(x, relay.var("o"), relay.var("w"), channels=8,
+                                            padding=(1, 1), deformable_groups=2)):
+        assert_text_round_trip(call)

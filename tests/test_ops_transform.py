@@ -599,3 +599,25 @@ def test_transform_patterns():
         assert Op.get(name).get_attr("TOpPattern") == OpPattern.BROADCAST, name
     for name in ["shape_of", "arange"]:
         assert Op.get(name).get_attr("TOpPattern") == OpPattern.OPAQUE, name
+
+
+def test_slice_like_matches_loop_and_relay_rules():
+    x, like = relay.var("x", shape=(3, 5, 6)), relay.var("like", shape=(2, 4))
+    data = np.arange(90, dtype="float32").reshape(3, 5, 6)
+    shape_like = np.zeros((2, 4), "float32")
+    for axes, shape in [(None, (2, 4, 6)), ([1], (3, 4, 6)), ([-3, 1], (2, 4, 6))]:
+        call = relay.slice_like(x, like, axes=axes)
+        out = evaluate(call, data, shape_like)
+        expected = np.empty(shape, "float32")
+        for i in range(shape[0]):
+            for j in range(shape[1]):
+                for k in range(shape[2]):
+                    expected[i, j, k] = data[i, j, k]
+        np.testing.assert_array_equal(out, expected)
+    call = relay.slice_like(x, like, axes=[1])
+    assert call.op.get_attr("TOpPattern") == OpPattern.INJECTIVE
+    assert_text_round_trip(call)
+    with pytest.raises(TypeRelationError, match="slice_like: axis 1 of shape_like \\(7\\)"):
+        relation(call, T((3, 5, 6)), T((2, 7)))
+    with pytest.raises(TypeRelationError, match="slice_like: axis 2 is beyond shape_like's rank"):
+        relation(relay.slice_like(x, like, axes=[2]), T((3, 5, 6)), T((2, 4)))

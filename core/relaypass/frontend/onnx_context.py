@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import RelayPassError
 from ..ir.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
 from ..ir.fields import layout_of
+from ..ir.op import Op
 from ..ir.types import IntImm, TensorType, TupleType, Type
 from . import onnx_symbolic
 from .errors import OnnxImportError, UnsupportedOperatorError
@@ -61,7 +62,8 @@ class ConversionContext:
     """
 
     __slots__ = ("opset", "node_index", "node_name", "op_type", "num_outputs", "outputs_used",
-                 "_types", "_values", "_symbols", "_shape_derived")
+                 "_types", "_values", "_symbols", "_shape_derived", "_shape_calls",
+                 "_transposed")
 
     def __init__(self, opset: int) -> None:
         self.opset = opset
@@ -74,6 +76,8 @@ class ConversionContext:
         self._values: dict[Expr, object] = {}
         self._symbols: dict[Expr, object] = {}
         self._shape_derived: set[Expr] = set()
+        self._shape_calls: dict[tuple, Call] = {}
+        self._transposed: dict[Constant, Constant] = {}
 
     def begin_node(self, index: int, name: str, op_type: str, outputs_used: Sequence[bool]) -> None:
         self.node_index = index
@@ -89,6 +93,10 @@ class ConversionContext:
         ``Size``, or reads one; it becomes a Constant when it is an integer or
         boolean tensor whose value is known and small.  The results stay
         marked, so that the nodes reading them are shape computations too.
+        A shape computation met before (the same operator, attributes and
+        arguments: exporters repeat ``Squeeze``, ``Gather`` and ``Unsqueeze``
+        of one shape for every use) is that earlier call, so that the module
+        holds it once, as EliminateCommonSubexpr would make it.
         """
         derived = self._shape_derived
         if self.op_type not in _SHAPE_SOURCES and not any(
@@ -98,6 +106,9 @@ class ConversionContext:
         for r in results:
             if isinstance(r, Expr):
                 r = self._fold_shape_value(r)
+                if type(r) is Call and isinstance(r.op, Op) and not r.op.get_attr("TOpIsStateful"):
+                    key = (r.op, r.attrs, *map(_operand_key, r.args))
+                    r = self._shape_calls.setdefault(key, r)
                 derived.add(r)
             out.append(r)
         return out
@@ -126,6 +137,14 @@ class ConversionContext:
             except (OverflowError, ValueError, TypeError):
                 return expr
         return Constant(np.asarray(value, dtype=ty.dtype))
+
+    def transposed_weight(self, weight: Constant) -> Constant:
+        """The constant matrix ``weight`` transposed, made once however many nodes read it (a
+        weight shared by two layers stays one initializer when exported)."""
+        out = self._transposed.get(weight)
+        if out is None:
+            out = self._transposed[weight] = Constant(np.ascontiguousarray(weight.array.T))
+        return out
 
     def known(self, expr: Expr) -> Expr:
         """``expr``, or a Constant of its value when that is known (for operators whose type
@@ -388,6 +407,15 @@ def _evaluate(memo: dict, expr: Expr, leaf, compute) -> object:
         stack.append((node, True))
         stack.extend((k, False) for k in _children(node) if k not in memo)
     return memo[expr]
+
+
+def _operand_key(expr: Expr) -> object:
+    """An argument as shape computations are told apart: a small constant by its value (the
+    converters make a new ``1`` for every step of every ``Range``), anything else by identity."""
+    if type(expr) is Constant and expr.array.size <= 16:
+        array = expr.array
+        return (array.dtype.str, array.shape, array.tobytes())
+    return expr
 
 
 def is_static_dim(d: object) -> bool:

@@ -59,7 +59,7 @@ from ..ir.types import Any, TensorType, TupleType, Type
 from ..transform import get_pass_by_role
 from .errors import ExportError, OnnxExportNotInstalledError
 from .onnx_export_cleanup import clean_up
-from .onnx_export_graph import GraphBuilder, Unsupported, Value, array_code, onnx_code
+from .onnx_export_graph import GraphBuilder, Unsupported, Value, array_code, onnx_code, write_model
 from .onnx_export_ops import EXPORTERS, ONNX_OPERATORS
 
 __all__ = ["EXPORT_OPSETS", "FUSED_DOMAIN", "export_operators", "to_onnx"]
@@ -128,12 +128,12 @@ def to_onnx(
         opset, int) else EXPORT_OPSETS[0]
     with gc_paused():
         try:  # a module a pipeline has run on is typed already: typing it again costs as much
-            model, exporter, weights = _convert(onnx, used_opset, mod, problems, onnx_functions,
+            model, exporter, builder = _convert(onnx, used_opset, mod, problems, onnx_functions,
                                                 params, output_names, dim_params, graph_name)
         except UncheckedTypeError:
             problems = _Problems(opset, bad_opset=problems.bad_opset)
             typed = get_pass_by_role("type-inference")(mod)
-            model, exporter, weights = _convert(onnx, used_opset, typed, problems,
+            model, exporter, builder = _convert(onnx, used_opset, typed, problems,
                                                 onnx_functions, params, output_names,
                                                 dim_params, graph_name)
     problems.raise_if_any()
@@ -148,21 +148,27 @@ def to_onnx(
     model.producer_version = _version()
     if path is not None:
         if external_data is None:
-            external_data = weights > PROTOBUF_LIMIT
-        _save(onnx, model, os.fspath(path), external_data, size_threshold)
+            external_data = builder.initializer_bytes() > PROTOBUF_LIMIT
+        if external_data:
+            builder.write_initializers(model.graph)
+            _save_external(onnx, model, os.fspath(path), size_threshold)
+            return model
+        _save(model, builder, os.fspath(path))
+    builder.write_initializers(model.graph)
     return model
 
 
 def _convert(onnx: AnyT, opset: int, mod: IRModule, problems: _Problems, onnx_functions: bool,
              params: Mapping[str, np.ndarray] | None, output_names: Sequence[str] | None,
              dim_params: Mapping[str, Sequence[str | None]] | None, graph_name: str,
-             ) -> tuple[AnyT, _ModelExporter, int]:
-    """The model's graph, the exporter (its local functions) and the bytes of the weights."""
+             ) -> tuple[AnyT, _ModelExporter, GraphBuilder]:
+    """The model with its graph but not yet its initializers, the exporter (its local
+    functions) and the builder of the graph (which holds the initializers)."""
     exporter = _ModelExporter(onnx, opset, mod, problems, onnx_functions)
     model = onnx.ModelProto()
-    weights = exporter.graph(model.graph, mod["main"], dict(params or {}), output_names,
+    builder = exporter.graph(model.graph, mod["main"], dict(params or {}), output_names,
                              dict(dim_params or {}), graph_name)
-    return model, exporter, weights
+    return model, exporter, builder
 
 
 @functools.cache
@@ -443,8 +449,9 @@ class _ModelExporter:
     # --- the model's graph ------------------------------------------------------------------
     def graph(self, graph: AnyT, main: Function, params: dict[str, np.ndarray],
               output_names: Sequence[str] | None, dim_params: dict[str, Sequence[str | None]],
-              graph_name: str) -> int:
-        """Fill ``graph`` (a GraphProto) with ``main``; the bytes of its initializers."""
+              graph_name: str) -> GraphBuilder:
+        """Fill ``graph`` (a GraphProto) with ``main``, but for the initializers: the builder,
+        which holds them (:meth:`GraphBuilder.write_initializers` stores them)."""
         input_names = _unique_names([p.name_hint or "input" for p in main.params])
         outputs_type = main.body.checked_type
         n_out = len(_tensor_types(outputs_type))
@@ -480,7 +487,7 @@ class _ModelExporter:
             b.shapes[name] = tuple(ty.shape)
         result = _GraphConverter(self, b).value_of(main.body, scope)
         if self.problems.bad_opset or self.problems.operators or self.problems.dtypes:
-            return 0
+            return b
         names = [b.name(v) for v in _flatten(result)]
         clean_up(b, names)
         _name_outputs(b, names, output_names, set(input_names))
@@ -489,7 +496,7 @@ class _ModelExporter:
         graph.input.extend(self._value_info(name, ty, dim_params.get(name)) for name, ty in inputs)
         graph.output.extend(self._value_info(name, ty, dim_params.get(name))
                             for name, ty in zip(output_names, _tensor_types(outputs_type)))
-        return b.write_initializers(graph)
+        return b
 
     def _value_info(self, name: str, ty: TensorType, dims: Sequence[str | None] | None) -> AnyT:
         shape: list[AnyT] = []
@@ -599,35 +606,35 @@ def _name_outputs(b: GraphBuilder, values: list[str], names: Sequence[str],
 # --- writing --------------------------------------------------------------------------------------
 
 
-def _save(onnx: AnyT, model: AnyT, path: str, external_data: bool, threshold: int) -> None:
-    """Write ``model`` to ``path`` (and ``<path>.data``) under temporary names beside them,
-    renamed into place once written."""
+def _save(model: AnyT, builder: GraphBuilder, path: str) -> None:
+    """Write ``model`` with ``builder``'s initializers (:func:`.onnx_export_graph.write_model`)
+    to ``path``, under a temporary name beside it renamed into place once written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write_model(f, model, builder)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _save_external(onnx: AnyT, model: AnyT, path: str, threshold: int) -> None:
+    """Write ``model`` to ``path`` and its tensors of ``threshold`` bytes or more to
+    ``<path>.data``, under temporary names beside them, renamed into place once written."""
     folder = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
-    staged: list[tuple[str, str]] = []
+    tmp = tempfile.mkdtemp(prefix=".relaypass-export-", dir=folder)
     try:
-        if external_data:
-            tmp = tempfile.mkdtemp(prefix=".relaypass-export-", dir=folder)
-            staged.append((tmp, ""))
-            location = base + ".data"
-            copy = onnx.ModelProto()
-            copy.CopyFrom(model)
-            onnx.save_model(copy, os.path.join(tmp, base), save_as_external_data=True,
-                            all_tensors_to_one_file=True, location=location,
-                            size_threshold=threshold, convert_attribute=False)
-            if os.path.exists(os.path.join(tmp, location)):
-                os.replace(os.path.join(tmp, location), os.path.join(folder, location))
-            os.replace(os.path.join(tmp, base), path)
-        else:
-            fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=folder)
-            staged.append((tmp, ""))
-            with os.fdopen(fd, "wb") as f:
-                f.write(model.SerializeToString())
-            os.replace(tmp, path)
-            staged.clear()
+        location = base + ".data"
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        onnx.save_model(copy, os.path.join(tmp, base), save_as_external_data=True,
+                        all_tensors_to_one_file=True, location=location,
+                        size_threshold=threshold, convert_attribute=False)
+        if os.path.exists(os.path.join(tmp, location)):
+            os.replace(os.path.join(tmp, location), os.path.join(folder, location))
+        os.replace(os.path.join(tmp, base), path)
     finally:
-        for tmp, _ in staged:
-            if os.path.isdir(tmp):
-                shutil.rmtree(tmp, ignore_errors=True)
-            elif os.path.exists(tmp):
-                os.remove(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)

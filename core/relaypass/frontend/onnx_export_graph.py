@@ -24,7 +24,8 @@ import numpy as np
 
 from .onnx_ops import onnx_dtype
 
-__all__ = ["GraphBuilder", "Node", "Unsupported", "Value", "array_code", "onnx_code"]
+__all__ = ["GraphBuilder", "Node", "Unsupported", "Value", "array_code", "onnx_code",
+           "write_model"]
 
 _SHARED_CONSTANT_BYTES = 1024
 """Constants up to this size are stored once per distinct content."""
@@ -102,6 +103,35 @@ def array_code(array: np.ndarray) -> int | None:
     return code
 
 
+_INITIALIZER = 5
+"""The field number of ``GraphProto.initializer``."""
+_RAW_DATA = 9
+"""The field number of ``TensorProto.raw_data``."""
+_GRAPH = 7
+"""The field number of ``ModelProto.graph``."""
+
+
+def _varint(n: int) -> bytes:
+    """``n`` (not negative) as a protobuf varint."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _key(field: int) -> bytes:
+    """The key of a length-delimited protobuf field."""
+    return _varint(field << 3 | 2)
+
+
+def _little_endian(array: np.ndarray) -> np.ndarray:
+    """``array``'s data contiguous and little-endian, as ONNX's ``raw_data`` holds it (no copy
+    when it is so already; a 0-d array comes back 1-D)."""
+    return np.ascontiguousarray(array, array.dtype.newbyteorder("<"))
+
+
 class GraphBuilder:
     """Nodes, initializers and names of one ONNX graph (the model's, or a local function's).
 
@@ -114,6 +144,7 @@ class GraphBuilder:
         self._helper = onnx.helper
         self._node_proto = onnx.NodeProto
         self._from_array = onnx.numpy_helper.from_array
+        self._tensor_proto = onnx.TensorProto
         self.opset = opset
         self.function = function
         self.nodes: list[Node] = []
@@ -184,19 +215,39 @@ class GraphBuilder:
         self.initializers.append(name)
         self.arrays[name] = array
 
-    def write_initializers(self, graph: AnyT) -> int:
-        """Store the initializers in ``graph`` (a GraphProto), each array copied once; their
-        size in bytes."""
-        total = 0
+    def initializer_bytes(self) -> int:
+        """The size in bytes of the initializers' data."""
+        return sum(self.arrays[name].nbytes for name in self.initializers)
+
+    def write_initializers(self, graph: AnyT) -> None:
+        """Store the initializers in ``graph`` (a GraphProto), each array copied once."""
         for name in self.initializers:
             array = self.arrays[name]
             tensor = graph.initializer.add()
             tensor.name = name
             tensor.data_type = array_code(array)
             tensor.dims.extend(array.shape)
-            tensor.raw_data = np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes()
-            total += array.nbytes
-        return total
+            tensor.raw_data = _little_endian(array).tobytes()
+
+    def encoded_initializers(self) -> list[tuple[bytes, memoryview]]:
+        """The initializers as ``GraphProto.initializer`` fields in protobuf's wire format, each
+        a prefix (field key, length, the TensorProto's name, type and dims, the key and length
+        of ``raw_data``) and the array's own memory after it.
+
+        Writing a model this way (:func:`.onnx_export._save`) puts each weight in the file
+        straight from its array, where ``SerializeToString`` would first copy every weight of
+        the model into one more buffer as large as the file.
+        """
+        out = []
+        for name in self.initializers:
+            array = self.arrays[name]
+            head = self._tensor_proto(name=name, data_type=array_code(array),
+                                      dims=array.shape).SerializeToString()
+            data = memoryview(_little_endian(array).reshape(-1).view(np.uint8))
+            raw = _key(_RAW_DATA) + _varint(data.nbytes)
+            length = len(head) + len(raw) + data.nbytes
+            out.append((_key(_INITIALIZER) + _varint(length) + head + raw, data))
+        return out
 
     # --- nodes ------------------------------------------------------------------------------
     def node(self, op_type: str, inputs: Sequence[Value | None], outputs: int = 1,
@@ -229,3 +280,25 @@ class GraphBuilder:
     def tensor_attr(self, array: np.ndarray) -> AnyT:
         """A TensorProto for an attribute (ConstantOfShape's value)."""
         return self._from_array(np.ascontiguousarray(array))
+
+
+def write_model(file: AnyT, model: AnyT, builder: GraphBuilder) -> None:
+    """Write ``model`` (a ModelProto whose graph has no initializers yet) to ``file`` in
+    protobuf's wire format with ``builder``'s initializers in its graph: the bytes
+    ``onnx.load`` reads as that model, each weight written from its array without a copy.
+
+    The graph field goes last, after the model's other fields (protobuf reads fields in any
+    order), so that its length can be written before the weights.
+    """
+    graph = model.graph.SerializeToString()
+    fields = builder.encoded_initializers()
+    shell = type(model)()
+    shell.CopyFrom(model)
+    shell.ClearField("graph")
+    length = len(graph) + sum(len(head) + data.nbytes for head, data in fields)
+    file.write(shell.SerializeToString())
+    file.write(_key(_GRAPH) + _varint(length))
+    file.write(graph)
+    for head, data in fields:
+        file.write(head)
+        file.write(data)

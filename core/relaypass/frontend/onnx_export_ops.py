@@ -22,6 +22,7 @@ documentation's table).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any as AnyT
 
@@ -147,12 +148,16 @@ def _per_axis(b: GraphBuilder, v: Value, axis: int, rank: int) -> Value:
     return _unsqueeze(b, v, list(range(1, trailing + 1)))
 
 
-def _layout_perm(layout: str, target: str, op: str) -> list[int]:
-    """The permutation taking a tensor in ``layout`` to ``target`` (both plain, same letters)."""
+@functools.cache
+def _layout_perm(layout: str, target: str, op: str) -> tuple[int, ...]:
+    """The permutation taking a tensor in ``layout`` to ``target`` (both plain, same letters).
+
+    Cached: a model has a handful of layouts, and parsing one for every convolution and
+    pooling of a CNN costs a visible part of the export."""
     parsed = Layout(layout, op)
     if not parsed.is_primal or sorted(parsed.primal) != sorted(target):
         raise Unsupported(f"layout {layout!r} is not a permutation of {target!r}")
-    return [parsed.index(letter) for letter in target]
+    return tuple(parsed.index(letter) for letter in target)
 
 
 def _inverse(perm: Sequence[int]) -> list[int]:
@@ -378,6 +383,30 @@ def _lrn(b: GraphBuilder, call: Call, args: list) -> Value:
                   beta=float(call.attrs.beta), bias=float(call.attrs.bias))
 
 
+@_export("nn.instance_norm", "InstanceNormalization (Transpose around it for another axis)")
+def _instance_norm(b: GraphBuilder, call: Call, args: list) -> Value:
+    x, gamma, beta = args
+    rank = _rank(call.args[0])
+    axis = _axis(int(call.attrs.axis), rank)
+    if not call.attrs.scale:
+        gamma = b.const(np.ones(_static(call.args[1], "scale=False"), dtype=_dtype(call.args[1])))
+    if not call.attrs.center:
+        beta = b.const(np.zeros(_static(call.args[2], "center=False"), dtype=_dtype(call.args[2])))
+    perm = [0, axis] + [k for k in range(1, rank) if k != axis]
+    y = b.node("InstanceNormalization", [_transpose(b, x, perm), gamma, beta],
+               epsilon=float(call.attrs.epsilon))
+    return _transpose(b, y, _inverse(perm))
+
+
+@_export("nn.l2_normalize", "ReduceSumSquare, Max, Sqrt, Div")
+def _l2_normalize(b: GraphBuilder, call: Call, args: list) -> Value:
+    rank = _rank(call.args[0])
+    axes = [_axis(int(a), rank) for a in call.attrs.axis] or list(range(rank))
+    squares = _reduce_node(b, "ReduceSumSquare", args[0], axes, True)
+    floor = _scalar(b, float(call.attrs.eps), _dtype(call.args[0]))
+    return b.node("Div", [args[0], b.node("Sqrt", [b.node("Max", [squares, floor])])])
+
+
 # --- convolution and pooling ----------------------------------------------------------------------
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
@@ -430,6 +459,85 @@ def _conv_transpose(n: int) -> Mapping:
                           output_padding=out_pad if any(out_pad) else None)
 
     return mapping
+
+
+@_export("nn.deformable_conv2d", "DeformConv (opset 19) with a mask; Reshape, Gather, Add, Min, "
+         "GreaterOrEqual, Less, And, Cast, Unsqueeze, Concat for the offsets")
+def _deformable_conv2d(b: GraphBuilder, call: Call, args: list) -> Value:
+    """Relay reads 0 for a tap whose point lies outside the input and clamps the far corners
+    of one inside it; DeformConv interpolates with zeros past the edge instead.  The taps
+    outside get a zero mask, and the offsets stop at the last row and column, where both
+    agree."""
+    if b.opset < 19:
+        raise Unsupported(f"DeformConv needs opset 19 (asked for opset {b.opset})")
+    _same_out_dtype(call)
+    attrs = call.attrs
+    op = call.op.name
+    data_perm = _layout_perm(attrs.data_layout, "NCHW", op)
+    x = _transpose(b, args[0], data_perm)
+    offset = _transpose(b, args[1], data_perm)
+    w = _transpose(b, args[2], _layout_perm(attrs.kernel_layout, "OIHW", op))
+    n, _, height, width = (_static(call.args[0], op)[k] for k in data_perm)
+    oh, ow = (_static(call.args[1], op)[k] for k in data_perm[2:])
+    kh, kw = (int(k) for k in attrs.kernel_size)
+    taps = int(attrs.deformable_groups) * kh * kw
+    pads = _pads(attrs.padding, 2)
+    dtype = _dtype(call.args[0])
+    i, j = np.meshgrid(np.arange(kh), np.arange(kw), indexing="ij")
+    tap_y = np.tile((i * int(attrs.dilation[0])).ravel(), taps // (kh * kw))
+    tap_x = np.tile((j * int(attrs.dilation[1])).ravel(), taps // (kh * kw))
+    base_y = (tap_y[:, None, None] + np.arange(oh)[None, :, None] * int(attrs.strides[0])
+              - pads[0]) * np.ones((1, 1, ow))
+    base_x = (tap_x[:, None, None] + np.arange(ow)[None, None, :] * int(attrs.strides[1])
+              - pads[1]) * np.ones((1, oh, 1))
+    pairs = _reshape(b, offset, [n, taps, 2, oh, ow])
+    moved, inside = [], []
+    for k, (base, extent) in enumerate(((base_y, height), (base_x, width))):
+        step = b.node("Gather", [pairs, b.ints([k])], axis=2)
+        step = _reshape(b, step, [n, taps, oh, ow])
+        at = b.node("Add", [step, b.const(base.astype(dtype))])
+        inside.append(b.node("And", [b.node("GreaterOrEqual", [at, _scalar(b, 0, dtype)]),
+                                     b.node("Less", [at, _scalar(b, extent, dtype)])]))
+        step = b.node("Min", [step, b.const((extent - 1 - base).astype(dtype))])
+        moved.append(_unsqueeze(b, step, [2]))
+    offset = _reshape(b, b.node("Concat", moved, axis=2), [n, 2 * taps, oh, ow])
+    mask = b.node("Cast", [b.node("And", inside)], to=_code(dtype))
+    y = b.node("DeformConv", [x, w, offset, None, mask], kernel_shape=[kh, kw],
+               strides=[int(s) for s in attrs.strides], pads=pads,
+               dilations=[int(d) for d in attrs.dilation], group=int(attrs.groups),
+               offset_group=int(attrs.deformable_groups))
+    return _transpose(b, y, _inverse(data_perm))
+
+
+def _rois_nchw(b: GraphBuilder, call: Call, x: Value) -> tuple[Value, list[int]]:
+    perm = _layout_perm(call.attrs.layout, "NCHW", call.op.name)
+    return _transpose(b, x, perm), _inverse(perm)
+
+
+@_export("vision.roi_align", "RoiAlign (output_half_pixel), Gather, Cast, Slice")
+def _roi_align(b: GraphBuilder, call: Call, args: list) -> Value:
+    if call.attrs.mode != "avg":
+        raise Unsupported("RoiAlign's max mode in onnxruntime weights the corners before taking "
+                          "the maximum, which Relay does not; only mode='avg' is exported")
+    x, back = _rois_nchw(b, call, args[0])
+    rois = args[1]
+    batch = _cast(b, b.node("Gather", [rois, _scalar(b, 0, "int64")], axis=1),
+                  _dtype(call.args[1]), "int64")
+    boxes = b.node("Slice", [rois, b.ints([1]), b.ints([5]), b.ints([1])])
+    ratio = int(call.attrs.sample_ratio)
+    ph, pw = (int(p) for p in call.attrs.pooled_size)
+    y = b.node("RoiAlign", [x, boxes, batch], mode="avg", output_height=ph, output_width=pw,
+               sampling_ratio=max(ratio, 0), spatial_scale=float(call.attrs.spatial_scale),
+               coordinate_transformation_mode="output_half_pixel")
+    return _transpose(b, y, back)
+
+
+@_export("vision.roi_pool", "MaxRoiPool")
+def _roi_pool(b: GraphBuilder, call: Call, args: list) -> Value:
+    x, back = _rois_nchw(b, call, args[0])
+    y = b.node("MaxRoiPool", [x, args[1]], pooled_shape=[int(p) for p in call.attrs.pooled_size],
+               spatial_scale=float(call.attrs.spatial_scale))
+    return _transpose(b, y, back)
 
 
 def _pool_layout(b: GraphBuilder, call: Call, x: Value, n: int) -> tuple[Value, list[int]]:
@@ -1439,6 +1547,20 @@ def _sparse_to_dense(b: GraphBuilder, call: Call, args: list) -> Value:
 def _dyn_sparse_to_dense(b: GraphBuilder, call: Call, args: list) -> Value:
     return _sparse_to_dense_value(b, call, args[0], args[1], args[2],
                                   _int64(b, args[3], call.args[3]))
+
+
+@_export("slice_like", "Slice (ends from shape_like's static shape)")
+def _slice_like(b: GraphBuilder, call: Call, args: list) -> Value:
+    data_rank = _rank(call.args[0])
+    like = _shape(call.args[1])
+    if call.attrs.axes is None:
+        axes = list(range(min(data_rank, len(like))))
+    else:
+        axes = [_axis(int(a), data_rank) for a in call.attrs.axes]
+    ends = [known_int(like[a]) for a in axes]
+    if any(e is None for e in ends):
+        raise Unsupported(f"shape_like's extents on axes {axes} must be static")
+    return b.node("Slice", [args[0], b.ints([0] * len(axes)), b.ints(ends), b.ints(axes)])
 
 
 @_export("cumprod", "(none before opset 26, which has CumProd)")

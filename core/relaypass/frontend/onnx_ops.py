@@ -986,7 +986,7 @@ class Gemm(OnnxOpConverter):
         if attrs.get("transA", 0):
             a = _op.transpose(a, (1, 0))
         if not attrs.get("transB", 0):
-            b = _op.transpose(b, (1, 0))
+            b = _matrix_transpose(b, ctx)
         units = ctx.shape(b)[0]
         out = _nn.dense(a, b, units=None if not _static(units) else units)
         alpha = attrs.get("alpha", 1.0)
@@ -1000,6 +1000,16 @@ class Gemm(OnnxOpConverter):
         if beta != 1.0:
             c = _op.multiply(c, ctx.scalar(beta, c))
         return _op.add(out, c)
+
+
+def _matrix_transpose(x: Expr, ctx: Ctx) -> Expr:
+    """``x`` (a matrix) transposed: nn.dense's (N, K) weight, from the (K, N) one of ONNX's
+    MatMul and Gemm.  A constant weight is transposed here rather than by FoldConstant: the
+    transpose is an artefact of the conversion, not a computation of the model, and left
+    to FoldConstant it makes the pass rewrite every layer (and the module be typed again)."""
+    if isinstance(x, Constant):
+        return ctx.transposed_weight(x)
+    return _op.transpose(x, (1, 0))
 
 
 @_register()
@@ -1018,7 +1028,7 @@ class MatMul(OnnxOpConverter):
             return _op.squeeze(cls._impl_v1([a, _op.expand_dims(b, 1)], attrs, ctx), [-1])
         if rb == 2:
             n = ctx.shape(b)[1]
-            return _nn.dense(a, _op.transpose(b, (1, 0)), units=None if not _static(n) else n)
+            return _nn.dense(a, _matrix_transpose(b, ctx), units=None if not _static(n) else n)
         sa, sb = ctx.shape(a), ctx.shape(b)
         batch = _broadcast_dims(sa[:-2], sb[:-2], ctx)
         a3 = cls._stack(a, sa, batch, ctx)

@@ -10,7 +10,8 @@ ones (``relay.nn``).  Each family lives in its own module: ``tensor``
 ``scan`` (``cumsum``, ``cumprod``), ``scatter`` (``scatter_elements``, ``scatter_nd``),
 ``contraction`` (``einsum``), ``fast_math`` (``fast_exp``, ``fast_tanh``, ``fast_erf``,
 ``nn.fast_softmax``: TVM's approximations, for FastMath), ``annotation`` (markers for passes, such as ``stop_fusion``), the ``nn``
-package and ``image`` (``image.resize2d``, TVM's ``relay.image``), ``sparse``
+package and ``image`` (``image.resize2d``, TVM's ``relay.image``), ``vision``
+(``vision.roi_align``, ``vision.roi_pool``, TVM's ``relay.vision``), ``sparse``
 (``sparse_to_dense``) and ``dynamic`` (the ``dyn.*`` operators, whose shapes are
 tensors: the constructors above build them when given an expression for a shape).
 
@@ -33,6 +34,7 @@ from . import (
     sparse,
     tensor,
     transform,
+    vision,
 )
 from .contraction import *  # noqa: F403
 from .fast_math import *  # noqa: F403
@@ -52,7 +54,7 @@ from .tuple_wrapper import TupleWrapper
 from . import layout_conversion, layout_inference  # noqa: F401
 
 __all__ = [
-    "nn", "image", "TupleWrapper",
+    "nn", "image", "vision", "TupleWrapper",
     *tensor.__all__, *transform.__all__, *indexing.__all__, *reduce.__all__,
     *sort.__all__, *scan.__all__, *scatter.__all__, *contraction.__all__,
     *fast_math.__all__, *sparse.__all__,

@@ -9,7 +9,9 @@ layout and a kernel layout, ``"default"`` choosing the kernel layout Relay
 pairs with the data layout (HWIO for NHWC, HWOI for a depthwise one), and a
 blocked data layout (``NCHW16c``, with a kernel layout such as ``OIHW16i16o``)
 makes a conv2d an ``nn.contrib_conv2d_NCHWc``; a pool or a resize takes one
-layout.  ``register_convert_op_layout(op, fn, level=11)``
+layout; ``nn.deformable_conv2d`` takes a data and a kernel layout like a
+convolution (its offset follows the data), and ``vision.roi_align`` and
+``vision.roi_pool`` a data layout and ``"default"`` for the rois.  ``register_convert_op_layout(op, fn, level=11)``
 replaces one.
 
 :class:`LayoutConfig` (``relay.transform.LayoutConfig``) lets a user keep
@@ -31,7 +33,8 @@ from ..ir.op_hooks import register_convert_op_layout
 from ..ir.types import TensorType
 from .data_layout import LayoutError, layout
 
-__all__ = ["LayoutConfig", "LayoutConversionError", "convert_conv", "convert_one_layout"]
+__all__ = ["LayoutConfig", "LayoutConversionError", "convert_conv", "convert_deformable_conv",
+           "convert_one_layout", "convert_roi"]
 
 
 class LayoutConversionError(RelayPassError, ValueError):
@@ -74,7 +77,8 @@ class LayoutConfig:
 def _desired(op_name: str, desired_layouts: Sequence[Any], count: int) -> list[str]:
     names = [str(x) for x in desired_layouts]
     if len(names) != count:
-        what = "a data layout and a kernel layout" if count == 2 else "one layout"
+        what = ("one layout" if count == 1 else "a data layout and 'default' for the rois"
+                if op_name.startswith("vision.") else "a data layout and a kernel layout")
         raise LayoutConversionError(
             f"{op_name} takes {what} in the desired layouts, got {names}")
     if names[0] == "default":
@@ -126,6 +130,7 @@ _DEFAULT_KERNELS = {
     "nn.conv2d_transpose": {"NCHW": "IOHW", "NHWC": "HWIO"},
     "nn.conv3d_transpose": {"NCDHW": "IODHW", "NDHWC": "DHWOI"},
 }
+_DEFORMABLE_KERNELS = {"NCHW": "OIHW", "NHWC": "HWIO"}
 _BLOCKED_NCHW = re.compile(r"NCHW(\d*)c$")
 
 
@@ -154,6 +159,38 @@ def convert_conv(attrs: Attrs, inputs: Sequence[Expr], tinfos: Sequence[Any],
     _same_axes(op_name, "kernel layout", kernel_layout, attrs.kernel_layout)
     return make_call(op_name, [data, weight],
                      **attrs.with_fields(data_layout=data_layout, kernel_layout=kernel_layout))
+
+
+def convert_deformable_conv(attrs: Attrs, inputs: Sequence[Expr], tinfos: Sequence[Any],
+                            desired_layouts: Sequence[Any]) -> Call:
+    """A deformable conv2d in the desired layouts (Relay's ``convert_deformable_conv2d``): the
+    offset is moved with the data; Relay computes it only in NCHW/OIHW and NHWC/HWIO."""
+    op_name = "nn.deformable_conv2d"
+    config = LayoutConfig.current
+    if config is not None and config.check_skip():
+        return make_call(op_name, list(inputs), **attrs)
+    data_layout, kernel_layout = _desired(op_name, desired_layouts, 2)
+    if kernel_layout == "default":
+        kernel_layout = _DEFORMABLE_KERNELS.get(data_layout, "")
+    if _DEFORMABLE_KERNELS.get(data_layout) != kernel_layout:
+        raise LayoutConversionError(
+            f"{op_name} computes in {' or '.join(f'{d}/{k}' for d, k in _DEFORMABLE_KERNELS.items())}"
+            f" (data/kernel layout), not {data_layout}/{kernel_layout}")
+    return make_call(op_name, list(inputs),
+                     **attrs.with_fields(data_layout=data_layout, kernel_layout=kernel_layout))
+
+
+def convert_roi(attrs: Attrs, inputs: Sequence[Expr], tinfos: Sequence[Any],
+                desired_layouts: Sequence[Any], *, op_name: str) -> Call:
+    """An ROI operator with its data in the desired layout (Relay's ``convert_roi_align``);
+    the rois' layout must be ``"default"``."""
+    data_layout, rois_layout = _desired(op_name, desired_layouts, 2)
+    if rois_layout != "default":
+        raise LayoutConversionError(f"{op_name}: the rois keep their layout; give 'default' "
+                                    f"as the second desired layout, not {rois_layout!r}")
+    if data_layout not in ("NCHW", "NHWC"):
+        raise LayoutConversionError(f"{op_name} computes in NCHW or NHWC, not {data_layout!r}")
+    return make_call(op_name, list(inputs), **attrs.with_fields(layout=data_layout))
 
 
 def _convert_to_nchwc(attrs: Attrs, data: Expr, weight: Expr, data_layout: str,
@@ -217,6 +254,11 @@ def _register() -> None:
     for name in (*_POOLS, *_RESIZES):
         if name in present:
             register_convert_op_layout(name, _bind(convert_one_layout, name))
+    for name in ("vision.roi_align", "vision.roi_pool"):
+        if name in present:
+            register_convert_op_layout(name, _bind(convert_roi, name))
+    if "nn.deformable_conv2d" in present:
+        register_convert_op_layout("nn.deformable_conv2d", convert_deformable_conv)
 
 
 _register()

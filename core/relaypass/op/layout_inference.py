@@ -31,8 +31,9 @@ from .infer_layout_utils import (
 )
 
 __all__ = [
-    "batch_norm_layout", "concatenate_layout", "conv_layout", "dense_layout", "dense_pack_layout",
-    "dropout_layout", "normalization_layout",
+    "batch_norm_layout", "concatenate_layout", "conv_layout", "deformable_conv_layout",
+    "dense_layout", "dense_pack_layout", "dropout_layout", "l2_normalize_layout",
+    "normalization_layout", "roi_layout", "slice_like_layout",
     "pad_layout", "pool_layout", "prelu_layout", "reduce_layout", "resize_layout", "split_layout",
     "squeeze_layout", "strided_slice_layout", "topk_layout", "transpose_layout", "upsampling_layout",
 ]
@@ -68,6 +69,20 @@ def conv_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCor
     """A convolution takes its inputs in its own layouts: the others adapt to it."""
     out = attrs.out_layout or attrs.data_layout
     return InferCorrectLayoutOutput([attrs.data_layout, attrs.kernel_layout], [out], attrs)
+
+
+def deformable_conv_layout(attrs, new_in_layouts, old_in_layouts,
+                           old_in_types) -> InferCorrectLayoutOutput:
+    """A deformable convolution takes its data and offset in its data layout."""
+    out = attrs.out_layout or attrs.data_layout
+    return InferCorrectLayoutOutput([attrs.data_layout, attrs.data_layout, attrs.kernel_layout],
+                                    [out], attrs)
+
+
+def roi_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCorrectLayoutOutput:
+    """An ROI operator takes its data in its own layout; the (regions, 5) rois stay as they
+    are (Relay calls their layout N5; any two-axis layout says the same here)."""
+    return InferCorrectLayoutOutput([attrs.layout, "NC"], [attrs.layout], attrs)
 
 
 def pool_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCorrectLayoutOutput:
@@ -152,6 +167,36 @@ def normalization_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) ->
     """Layer and instance norm follow their data like batch norm; gamma and beta are ``C``."""
     ret, attrs = _follow_axis(attrs, new_in_layouts, old_in_layouts, old_in_types)
     return InferCorrectLayoutOutput([ret, _C, _C], [ret], attrs)
+
+
+def l2_normalize_layout(attrs, new_in_layouts, old_in_layouts,
+                       old_in_types) -> InferCorrectLayoutOutput:
+    """L2 normalization follows its input, each summed axis moving with its letter."""
+    old = old_in_layouts[0]
+    if new_in_layouts is None or new_in_layouts[0] is None or old is None:
+        return InferCorrectLayoutOutput([old], [old], attrs)
+    new = new_in_layouts[0]
+    ndim = _rank(old_in_types[0])
+    moved = [_moved_axis(old, new, _axis(a, ndim)) for a in attrs.axis]
+    if any(m is None or m < 0 or new.factor_of(new[m]) != -1 for m in moved):
+        return InferCorrectLayoutOutput([old], [old], attrs)
+    return InferCorrectLayoutOutput([new], [new], attrs.with_fields(axis=tuple(moved)))
+
+
+def slice_like_layout(attrs, new_in_layouts, old_in_layouts,
+                      old_in_types) -> InferCorrectLayoutOutput:
+    """slice_like follows a new layout both its inputs share, its axes moving with their
+    letters; otherwise it keeps the original layouts."""
+    if new_in_layouts is not None and attrs.axes is not None:
+        new, old = new_in_layouts[0], old_in_layouts[0]
+        same = (new is not None and new == new_in_layouts[1] and old is not None
+                and old == old_in_layouts[1])
+        moved = ([_moved_axis(old, new, _axis(a, _rank(old_in_types[0]))) for a in attrs.axes]
+                 if same else [None])
+        if all(m is not None and m >= 0 for m in moved):
+            return InferCorrectLayoutOutput([new, new], [new], attrs.with_fields(axes=tuple(moved)))
+    return InferCorrectLayoutOutput([old_in_layouts[0], old_in_layouts[1]], [old_in_layouts[1]],
+                                    attrs)
 
 
 def topk_layout(attrs, new_in_layouts, old_in_layouts, old_in_types) -> InferCorrectLayoutOutput:
@@ -429,6 +474,11 @@ _RULES = {
                      "variance"), reduce_layout),
     **dict.fromkeys(("nn.layer_norm", "nn.instance_norm"), normalization_layout),
     "nn.contrib_dense_pack": dense_pack_layout,
+    "nn.deformable_conv2d": deformable_conv_layout,
+    "nn.l2_normalize": l2_normalize_layout,
+    "vision.roi_align": roi_layout,
+    "vision.roi_pool": roi_layout,
+    "slice_like": slice_like_layout,
     "nn.prelu": prelu_layout,
     "nn.dropout": dropout_layout,
     "nn.batch_norm": batch_norm_layout,

@@ -48,6 +48,7 @@ __all__ = [
     "reshape", "transpose", "squeeze", "expand_dims", "concatenate", "stack", "split", "tile",
     "repeat", "broadcast_to", "reverse", "layout_transform", "shape_of", "ndarray_size", "arange",
     "reshape_like", "reverse_reshape", "broadcast_to_like", "collapse_sum_like", "collapse_sum_to",
+    "slice_like",
 ]
 
 
@@ -877,6 +878,62 @@ def arange(start, stop=None, step=None, dtype: str = "float32") -> Call:
     start, stop, step = (_scalar(v, dtype) for v in (start, stop, step))
     return call("arange", [start, stop, step], start=const_scalar(start),
                 stop=const_scalar(stop), step=const_scalar(step), dtype=dtype)
+
+
+# --- slice_like -----------------------------------------------------------------------------------
+
+
+def _slice_like_axes(attrs: Attrs, data: TensorType, like: TensorType) -> list[int]:
+    """The cut axes: those named, or (none named) every axis both inputs have."""
+    if attrs.axes is None:
+        return list(range(min(data.ndim, like.ndim)))
+    axes = attr_ints(attrs.axes, "axes", "slice_like")
+    if not axes:
+        raise fail("slice_like", "attribute axes cannot be empty; leave it out to cut every "
+                   "axis the two inputs share")
+    out = normalize_axes(axes, data.ndim, "slice_like", "axes")
+    for axis in out:
+        if axis >= like.ndim:
+            raise fail("slice_like", f"axis {axis} is beyond shape_like's rank {like.ndim} "
+                       f"(shape {shape_str(like.shape)})")
+    return out
+
+
+def _slice_like_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    data = expect_tensor(arg_types[0], "slice_like: data")
+    like = expect_tensor(arg_types[1], "slice_like: shape_like")
+    shape = list(data.shape)
+    for axis in _slice_like_axes(attrs, data, like):
+        end, extent = like.shape[axis], data.shape[axis]
+        if isinstance(end, int) and isinstance(extent, int) and end > extent:
+            raise fail("slice_like", f"axis {axis} of shape_like ({end}) exceeds data's "
+                       f"({extent}): data {shape_str(data.shape)}, shape_like "
+                       f"{shape_str(like.shape)}")
+        shape[axis] = end
+    return TensorType(tuple(shape), data.dtype)
+
+
+def _slice_like_kernel(args, attrs):
+    data, like = args
+    index = [slice(None)] * data.ndim
+    for axis in _slice_like_axes(attrs, TensorType(data.shape, str(data.dtype)),
+                                 TensorType(like.shape, str(like.dtype))):
+        index[axis] = slice(0, like.shape[axis])
+    return np.ascontiguousarray(data[tuple(index)])
+
+
+register_op(
+    "slice_like", num_inputs=2, type_relation=_slice_like_rel, kernel=_slice_like_kernel,
+    pattern=OpPattern.INJECTIVE, attrs={"axes": None},
+    attrs_type_key="relay.attrs.SliceLikeAttrs",
+    description="The leading part of data along each axis, as long as shape_like's.",
+)
+
+
+def slice_like(data: Expr, shape_like: Expr, axes: Sequence[int] | None = None) -> Call:
+    """Cut ``data`` from index 0 to ``shape_like``'s extent along ``axes`` (None: all shared)."""
+    return call("slice_like", [data, shape_like],
+                axes=None if axes is None else tuple(int(a) for a in axes))
 
 
 # As in Relay, operators that only reinterpret the shape: a fused group made of

@@ -1,4 +1,5 @@
-"""Normalization: batch_norm (inference form, a 3-tuple as in Relay), layer_norm, lrn."""
+"""Normalization: batch_norm (inference form, a 3-tuple as in Relay), layer_norm, instance_norm,
+lrn, l2_normalize."""
 
 from __future__ import annotations
 
@@ -16,18 +17,20 @@ from ..relations import (
     ARG_TYPES,
     attr_bool,
     attr_int,
+    attr_ints,
     attr_number,
     dims_equal_or_unknown,
     expect_float,
     expect_tensor,
     fail,
+    normalize_axes,
     normalize_axis,
     shape_str,
     vector_arg_types,
 )
 from ..tuple_wrapper import TupleWrapper
 
-__all__ = ["batch_norm", "layer_norm", "lrn"]
+__all__ = ["batch_norm", "instance_norm", "l2_normalize", "layer_norm", "lrn"]
 
 
 def _check_vectors(op_name: str, data: TensorType, axis: int, arg_types: Sequence[Type],
@@ -155,6 +158,77 @@ register_op(
 )
 
 
+def _instance_norm_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    data, axis = _norm_common("nn.instance_norm", arg_types, attrs)
+    if axis == 0:
+        raise fail("nn.instance_norm", "axis 0 is the batch axis; the channel axis must be "
+                   "another one")
+    _check_vectors("nn.instance_norm", data, axis, arg_types[1:], ("gamma", "beta"))
+    return data
+
+
+def _instance_norm_kernel(args, attrs):
+    x, gamma, beta = args
+    axis = attrs.axis % x.ndim
+    # Each sample's each channel is normalized on its own: over every axis but these two.
+    over = tuple(k for k in range(1, x.ndim) if k != axis)
+    acc = np.float32 if x.dtype == np.float16 else x.dtype
+    xa = x.astype(acc, copy=False)
+    mean = xa.mean(axis=over, keepdims=True)
+    dev = xa - mean
+    var = (dev * dev).mean(axis=over, keepdims=True)
+    out = dev / np.sqrt(var + np.asarray(attrs.epsilon, dtype=acc))
+    if attrs.scale:
+        out = out * _along(gamma, axis, x.ndim)
+    if attrs.center:
+        out = out + _along(beta, axis, x.ndim)
+    return out.astype(x.dtype, copy=False)
+
+
+register_op(
+    "nn.instance_norm", num_inputs=3, type_relation=_instance_norm_rel,
+    kernel=_instance_norm_kernel, pattern=OpPattern.OPAQUE,
+    attrs={"axis": 1, "epsilon": 1e-5, "center": True, "scale": True},
+    attrs_type_key="relay.attrs.InstanceNormAttrs",
+    description="Normalize each channel of each sample over the remaining axes, then scale "
+    "and shift per channel.",
+)
+register_op_attr("nn.instance_norm", ARG_TYPES, vector_arg_types("nn.instance_norm", 1, 3))
+
+
+def _l2_axes(attrs: Attrs, ndim: int) -> list[int]:
+    """The summed axes; none named means all of them, as in TVM's reductions."""
+    axes = attr_ints(attrs.axis, "axis", "nn.l2_normalize")
+    return normalize_axes(axes, ndim, "nn.l2_normalize") if axes else list(range(ndim))
+
+
+def _l2_normalize_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
+    data = expect_tensor(arg_types[0], "nn.l2_normalize: data")
+    expect_float(data, "nn.l2_normalize", "data")
+    attr_number(attrs.eps, "eps", "nn.l2_normalize")
+    _l2_axes(attrs, data.ndim)
+    return data
+
+
+def _l2_normalize_kernel(args, attrs):
+    x = args[0]
+    axes = tuple(_l2_axes(attrs, x.ndim))
+    acc = np.float32 if x.dtype == np.float16 else x.dtype
+    xa = x.astype(acc, copy=False)
+    norm = np.sqrt(np.maximum((xa * xa).sum(axis=axes, keepdims=True),
+                              np.asarray(attrs.eps, dtype=acc)))
+    return (xa / norm).astype(x.dtype, copy=False)
+
+
+register_op(
+    "nn.l2_normalize", num_inputs=1, type_relation=_l2_normalize_rel,
+    kernel=_l2_normalize_kernel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+    attrs={"eps": 1e-12, "axis": ()},
+    attrs_type_key="relay.attrs.L2NormalizeAttrs",
+    description="Divide by the L2 norm over the given axes, at least sqrt(eps).",
+)
+
+
 # --- constructors -------------------------------------------------------------------------------
 
 
@@ -178,3 +252,15 @@ def lrn(data: Expr, size: int = 5, axis: int = 1, bias: float = 2, alpha: float 
     """``data / (bias + alpha * sum_sq / size) ** beta`` over ``size`` neighbouring channels."""
     return call("nn.lrn", [data], size=size, axis=axis, bias=float(bias), alpha=float(alpha),
                 beta=float(beta))
+
+
+
+def instance_norm(data: Expr, gamma: Expr, beta: Expr, axis: int = 1, epsilon: float = 1e-5,
+                  center: bool = True, scale: bool = True) -> Call:
+    return call("nn.instance_norm", [data, gamma, beta], axis=axis, epsilon=float(epsilon),
+                center=bool(center), scale=bool(scale))
+
+
+def l2_normalize(data: Expr, eps: float, axis: Sequence[int] | None = None) -> Call:
+    """``data / sqrt(max(sum(data ** 2, axis), eps))``; no axis sums over all of them."""
+    return call("nn.l2_normalize", [data], eps=float(eps), axis=tuple(axis or ()))

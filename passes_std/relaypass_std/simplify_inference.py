@@ -18,8 +18,9 @@ structurally:
   its axis.
 
 Relay also expands ``nn.instance_norm``, ``nn.group_norm`` and
-``nn.l2_normalize``; those operators are not part of the standard set, so
-neither are their rewrites.  As in Relay, a projection of a let-bound
+``nn.l2_normalize``.  ``nn.group_norm`` is not part of the standard set;
+the other two are (their own kernels run them), and their expansions are
+not written yet.  As in Relay, a projection of a let-bound
 batch_norm (``let %b = nn.batch_norm(...); %b.0``) is left alone, since the
 rewrite looks at the projected expression itself.
 

@@ -41,7 +41,6 @@ from relaypass.ir.expr import (
     Expr,
     Function,
     GlobalVar,
-    Let,
     Var,
     set_checked_type,
 )
@@ -421,78 +420,6 @@ class _RecordingGrouper(PatternGrouper):
         return out
 
 
-# --- the graph the grouper asks -------------------------------------------------------------
-
-#: Nodes the local search of :meth:`_Graph.dominates` visits before asking the tree.
-LOCAL_DOMINANCE = 256
-
-
-class _Graph(IndexedGraph):
-    """The indexed graph, answering the grouper's post-dominance question from near by.
-
-    The grouper asks whether a group's root post-dominates a use of a node
-    inside the group, a use that sits close to the root.  Every path from a
-    node to the program's result runs through nodes numbered ever higher
-    (the order puts each node after its inputs), so searching up from the
-    use, a path that reaches a node numbered after the root, or the end of
-    the program, without passing the root shows that it does not; a search
-    that runs out with every path stopped at the root shows that it does.
-    Only a search that grows past :data:`LOCAL_DOMINANCE` nodes builds the
-    post-dominator tree of the whole program.  The uses are gathered alone
-    (the base class gathers each node's inputs along with them).
-    """
-
-    __slots__ = ()
-
-    def users(self, node: Expr) -> list[Expr]:
-        if self._outputs is None:
-            self._outputs = _outputs_of(self.nodes, self.index)
-        return super().users(node)
-
-    def dominates(self, node: Expr, other: Expr) -> bool:
-        index = self.index
-        top = index[node]
-        if index[other] >= top:
-            return False
-        seen = {other}
-        stack = [other]
-        while stack:
-            users = self.users(stack.pop())
-            if not users:
-                return False  # the end of a path that missed the root
-            for user in users:
-                if user is node or user in seen:
-                    continue
-                if index[user] > top:
-                    return False
-                seen.add(user)
-                stack.append(user)
-            if len(seen) > LOCAL_DOMINANCE:
-                return super().dominates(node, other)
-        return True
-
-
-def _outputs_of(nodes: list[Expr], index: dict[Expr, int]) -> list[list[int]]:
-    """Each node's users by number, with the base class's edges (a call's callee and
-    arguments, a function's or a let's body, and a let's value into its variable)."""
-    outputs: list[list[int]] = [[] for _ in nodes]
-    for k, node in enumerate(nodes):
-        kind = type(node)
-        if kind is Call:
-            outputs[index[node.op]].append(k)
-            for kid in node.args:
-                outputs[index[kid]].append(k)
-        elif kind is Function:
-            outputs[index[node.body]].append(k)
-        elif kind is Let:
-            outputs[index[node.body]].append(k)
-            outputs[index[node.value]].append(index[node.var])
-        else:
-            for kid in kind._layout_.children(node):
-                outputs[index[kid]].append(k)
-    return outputs
-
-
 # --- one rewrite ----------------------------------------------------------------------------
 
 
@@ -638,7 +565,7 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
         order = [node for node in order if node in live]
     new_index = {node: k for k, node in enumerate(order)}
     marks = [(node, d) for node, d in near.items() if node in new_index]
-    return _Graph.from_order(order, new_index), memo, marks
+    return IndexedGraph.from_order(order, new_index), memo, marks
 
 
 # --- the driver -----------------------------------------------------------------------------
@@ -684,7 +611,7 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
                 typed = True
                 graph = None
             if graph is None:
-                graph = _Graph(post)
+                graph = IndexedGraph(post)
                 tracker.reset()
             if tracker.keeps(k, rewrite, graph):
                 quiet += 1

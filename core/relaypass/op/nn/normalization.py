@@ -100,20 +100,27 @@ def _layer_norm_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
     return data
 
 
-def _layer_norm_kernel(args, attrs):
-    x, gamma, beta = args
-    axis = attrs.axis % x.ndim
+def _normalize(x, gamma, beta, attrs, axis: int, over) -> np.ndarray:
+    """``x`` normalized to mean 0 and variance 1 over the axes ``over``, then scaled by
+    ``gamma`` and shifted by ``beta`` along ``axis`` as ``attrs`` ask (float16 computes in
+    float32): layer norm and instance norm differ only in the axes they reduce."""
     acc = np.float32 if x.dtype == np.float16 else x.dtype
     xa = x.astype(acc, copy=False)
-    mean = xa.mean(axis=axis, keepdims=True)
+    mean = xa.mean(axis=over, keepdims=True)
     dev = xa - mean
-    var = (dev * dev).mean(axis=axis, keepdims=True)
+    var = (dev * dev).mean(axis=over, keepdims=True)
     out = dev / np.sqrt(var + np.asarray(attrs.epsilon, dtype=acc))
     if attrs.scale:
         out = out * _along(gamma, axis, x.ndim)
     if attrs.center:
         out = out + _along(beta, axis, x.ndim)
     return out.astype(x.dtype, copy=False)
+
+
+def _layer_norm_kernel(args, attrs):
+    x, gamma, beta = args
+    axis = attrs.axis % x.ndim
+    return _normalize(x, gamma, beta, attrs, axis, axis)
 
 
 register_op(
@@ -172,17 +179,7 @@ def _instance_norm_kernel(args, attrs):
     axis = attrs.axis % x.ndim
     # Each sample's each channel is normalized on its own: over every axis but these two.
     over = tuple(k for k in range(1, x.ndim) if k != axis)
-    acc = np.float32 if x.dtype == np.float16 else x.dtype
-    xa = x.astype(acc, copy=False)
-    mean = xa.mean(axis=over, keepdims=True)
-    dev = xa - mean
-    var = (dev * dev).mean(axis=over, keepdims=True)
-    out = dev / np.sqrt(var + np.asarray(attrs.epsilon, dtype=acc))
-    if attrs.scale:
-        out = out * _along(gamma, axis, x.ndim)
-    if attrs.center:
-        out = out + _along(beta, axis, x.ndim)
-    return out.astype(x.dtype, copy=False)
+    return _normalize(x, gamma, beta, attrs, axis, over)
 
 
 register_op(

@@ -8,23 +8,6 @@ arguments names it here, as on TVM (``relay.op.dyn._make.reshape``, or
 ``upsampling3d`` and ``resize2d`` as on TVM.
 """
 
-from ....op.dynamic import (
-    broadcast_to,
-    expand_dims,
-    full,
-    one_hot,
-    ones,
-    reshape,
-    sparse_to_dense,
-    squeeze,
-    strided_slice,
-    tile,
-    topk,
-    zeros,
-)
 from . import _make, image, nn  # noqa: F401  (TVM's submodules, as attributes)
-
-__all__ = [
-    "broadcast_to", "expand_dims", "full", "one_hot", "ones", "reshape", "sparse_to_dense",
-    "squeeze", "strided_slice", "tile", "topk", "zeros",
-]
+from ._make import *  # noqa: F403  (the same constructors, as on TVM)
+from ._make import __all__ as __all__

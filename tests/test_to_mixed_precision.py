@@ -164,3 +164,20 @@ def test_keep_orig_output_dtype_casts_back_whatever_the_result_expression_is():
         mod, out = _converted(relay.Function([x, w], root), keep=True)
         assert out["main"].checked_type == mod["main"].checked_type
         _same_values(mod, out, np.full((2, 4), 0.25, "float32"), np.full((4, 4), 0.5, "float32"))
+
+
+@pytest.mark.parametrize("build", ["_mobilenet_like", "_inception_like"])
+def test_model_graphs_compute_their_convolutions_in_float16_within_1e2(build):
+    # Issue 14's model criterion: every conv2d and dense computes in float16, and the output
+    # stays within 1e-2 (relative) of float32's.
+    import test_convert_layout as graphs
+
+    mod = getattr(graphs, build)()
+    args = graphs.random_args(mod)
+    for a in args:  # batch-norm variances must not be negative
+        np.abs(a, out=a)
+    half = relay.transform.InferType()(relay.transform.ToMixedPrecision("float16")(mod))
+    heavy = graphs.calls(half, "nn.conv2d") + graphs.calls(half, "nn.dense")
+    assert heavy and all(c.checked_type.dtype == "float16" for c in heavy)
+    want, got = graphs.run(mod, args)[0], graphs.run(half, args)[0]
+    np.testing.assert_allclose(got.astype("float32"), want, rtol=1e-2, atol=1e-3)

@@ -33,7 +33,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import RelayPassError
-from .run_report import ModuleCounter, comparison_json, error_json, schema_id
+from ..ir.op import Op
+from .run_report import ModuleCounter, RunRecorder, comparison_json, error_json, schema_id
+from .schedule import resolve_schedule, runnable
 
 __all__ = ["CHECKS", "STATUSES", "BatchModelError", "ModelTimeoutError", "WorkerCrashError",
            "base_record", "failure_record", "model_job", "pipeline_description", "read_spec",
@@ -80,7 +82,6 @@ def read_spec(settings: Mapping[str, Any]) -> Any:
 def warm_up_reading(fmt: str) -> None:
     """Import what reading a model of format ``fmt`` needs and load the operator sets, so that
     a record's import time is the model's own, not the process's first use of the reader."""
-    from ..ir.op import Op
 
     if fmt == "onnx":
         from ..frontend import from_onnx  # noqa: F401
@@ -121,7 +122,6 @@ def model_job(path: str | None, zoo: str | None, fmt: str) -> dict[str, Any]:
 def pipeline_description(pipeline: Mapping[str, Any], schedule: Any) -> dict[str, Any]:
     """A record's ``pipeline``: ``run --json``'s description and the passes its schedule runs
     (two inline pipelines differ by them alone; ``--resume`` tells them apart so)."""
-    from .schedule import runnable
 
     names = None if schedule is None else [s.name for s in runnable(schedule)]
     return {**pipeline, "schedule": names}
@@ -261,8 +261,6 @@ def _onnx_feeds(proto: Any, seed: int) -> dict[str, Any]:
 # --- running -------------------------------------------------------------------------------------
 def _recorder(spec: Any, say: Any) -> Any:
     """A recorder of every step of ``spec``'s schedule that tells ``say`` when each starts."""
-    from .run_report import RunRecorder
-    from .schedule import resolve_schedule
 
     class Recorder(RunRecorder):
         def step_started(self, run: Any) -> None:

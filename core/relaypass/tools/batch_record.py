@@ -33,7 +33,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import RelayPassError
-from ..ir.op import Op
 from .run_report import ModuleCounter, RunRecorder, comparison_json, error_json, schema_id
 from .schedule import resolve_schedule, runnable
 
@@ -81,7 +80,10 @@ def read_spec(settings: Mapping[str, Any]) -> Any:
 
 def warm_up_reading(fmt: str) -> None:
     """Import what reading a model of format ``fmt`` needs and load the operator sets, so that
-    a record's import time is the model's own, not the process's first use of the reader."""
+    a record's import time is the model's own, not the process's first use of the reader.
+    The IR is imported here, not at module level: the CLI's listing commands import this
+    module and must start without the IR or numpy."""
+    from ..ir.op import Op
 
     if fmt == "onnx":
         from ..frontend import from_onnx  # noqa: F401

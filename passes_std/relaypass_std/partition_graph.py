@@ -252,7 +252,8 @@ def _mangle_names(mod: IRModule, prefix: str) -> IRModule:
         for gv, func in mod.items()
         if isinstance(func, Function) and func.attrs.get("Compiler") is not None
     }
-    out = IRModule(attrs=mod.attrs)
+    # The type definitions stay: functions that take a List apart need them to type.
+    out = IRModule(type_definitions=mod.type_definitions, attrs=mod.attrs)
     renamer = _CalleeRenamer(renamed)
     for gv, func in mod.items():
         if not isinstance(func, Function):

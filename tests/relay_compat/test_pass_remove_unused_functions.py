@@ -6,9 +6,10 @@ list program calls (and what they call); several entries keep the union of
 what they reach; a global passed as a value (not called) counts as used; so
 do globals chosen by an If and called without arguments.
 
-TVM's ``test_globalvar_as_call_arg`` uses the prelude's ``tensor_array``
-functions, which relaypass's prelude does not define; the case passes a
-global to another as a value with plain functions instead.
+``test_globalvar_as_call_arg`` is TVM's, on the prelude's tensor arrays
+(``tensor_array_stack`` passes globals to ``map`` and ``foldl`` as values);
+``test_a_global_passed_as_a_value_is_kept`` makes the same point with plain
+functions.
 """
 import pytest
 
@@ -78,6 +79,24 @@ def test_the_kept_program_still_runs():
 
 
 def test_globalvar_as_call_arg():
+    mod = tvm.IRModule()
+    p = Prelude(mod)
+    tensor_array = p.get_global_var("tensor_array", "int32")
+    tensor1 = p.get_ctor(p.get_name("tensor_t", "int32"), "tensor1", "int32")
+    write = p.get_global_var("tensor_array_write", "int32")
+    stack = p.get_global_var("tensor_array_stack", "int32")
+    v = relay.var("v")
+    written = write(tensor_array(relay.const(3)), relay.const(0), tensor1(v))
+    mod["main"] = relay.Function([v], stack(written))
+    mod = relay.transform.RemoveUnusedFunctions()(mod)
+    kept = names(mod)
+    assert "tensor_array_int32" in kept
+    # Reached only as arguments of map and foldl inside tensor_array_stack:
+    assert {"tensor_expand_dims_int32", "tensor_concatenate_int32"} <= kept
+    assert "tensor_array_int8" not in kept
+
+
+def test_a_global_passed_as_a_value_is_kept():
     mod = tvm.IRModule()
     Prelude(mod)
     t = relay.TensorType((4,), "float32")

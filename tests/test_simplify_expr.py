@@ -855,3 +855,102 @@ def test_what_the_driver_reads_off_a_pattern():
     chain.redirect_to(is_op("cast")(chain) | is_op("clip")(x))
     assert pattern_reach(chain) is None and needed_calls(chain) == {"cast", "clip"}
     assert needed_calls(wildcard()) is None and pattern_reach(wildcard()) == 0
+
+
+@pytest.mark.parametrize("keep_ops", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_rebuild_hands_on_the_indexed_graph_of_what_it_built(seed, keep_ops):
+    # The driver takes the rebuilt program's node order, numbering and marks from the
+    # rebuild instead of walking it again: they must be exactly the new program's.
+    from relaypass.dataflow_pattern.graph import IndexedGraph
+    from relaypass.dataflow_pattern.rebuild import rebuild_bottom_up
+    from relaypass.dataflow_pattern.typed_rewrite import _rebuild
+    from relaypass.ir import Call, Op
+    from relaypass.ir.expr import children
+    from relaypass.ir.traversal import post_order
+
+    f = run_infer_type(_random_dag(seed))
+    graph = IndexedGraph(f)
+    rng = np.random.default_rng(seed)
+    calls = [n for n in graph.nodes if isinstance(n, Call) and isinstance(n.op, Op)]
+    roots = {calls[int(k)]: None for k in rng.choice(len(calls), size=12, replace=False)}
+
+    built, replaced = [], set()
+
+    def at_root(pre, post, memo):
+        # Drop every input but the first (their producers may lose their last use), keep
+        # a few, and give some back as they were.
+        k = graph.index[pre] % 3
+        if k == 0:
+            return post
+        replaced.add(pre)
+        if k == 1:
+            built.append(relay.negative(post.args[0]))
+            return built[-1]
+        return post.args[0]
+
+    new_graph, memo, marks = _rebuild(graph, at_root, roots, reach=2, keep_ops=keep_ops)
+    expected, _ = rebuild_bottom_up(f, at_root, roots)
+    root = new_graph.nodes[-1]
+    assert_structural_equal(root, expected)
+    order, index = new_graph.nodes, new_graph.index
+    assert index == {node: k for k, node in enumerate(order)}
+    for k, node in enumerate(order):
+        assert all(index[kid] < k for kid in children(node))  # each after its inputs
+    live = post_order(root)
+    assert set(live) <= set(order)
+    extra = [node for node in order if node not in set(live)]
+    # Only operators no call uses any more may stay behind, and only when asked to.
+    assert all(isinstance(node, Op) for node in extra)
+    assert keep_ops or not extra
+    # Marked: what the callbacks built (0) and their users within reach (1, 2).
+    assert all(node in index and 0 <= d <= 2 for node, d in marks)
+    assert {node for node, d in marks if d == 0} == {node for node in built if node in index}
+    users = {memo[node] for node in graph.nodes if node not in replaced
+             and any(kid in replaced for kid in children(node))}
+    assert users & set(live) <= {node for node, d in marks if d == 1}
+
+
+@pytest.mark.parametrize("keep_ops", [False, True])
+def test_an_operator_no_call_uses_stays_in_the_order_only_if_asked(keep_ops):
+    from relaypass.dataflow_pattern.graph import IndexedGraph
+    from relaypass.dataflow_pattern.typed_rewrite import _rebuild
+    from relaypass.ir import Call, Op
+
+    f = run_infer_type(_random_dag(0))
+    graph = IndexedGraph(f)
+    transposes = {n: None for n in graph.nodes
+                  if isinstance(n, Call) and n.op == Op.get("transpose")}
+    assert transposes
+    new_graph, _, _ = _rebuild(graph, lambda pre, post, memo: post.args[0], transposes,
+                               reach=1, keep_ops=keep_ops)
+    # Every transpose is gone; its operator stays (unreached) only with ``keep_ops``.
+    left = [n for n in new_graph.nodes if n == Op.get("transpose")]
+    assert left == ([Op.get("transpose")] if keep_ops else [])
+    assert not any(isinstance(n, Call) and n.op == Op.get("transpose")
+                   for n in new_graph.nodes)
+
+
+def test_a_replacement_may_keep_the_node_it_replaces_rebuilt():
+    # A callback may build its replacement around ``post`` itself; when an input of the
+    # match changed in the same run, ``post`` is a rebuilt node that only the
+    # replacement holds, and the next run must still see it (and may rewrite it).
+    from relaypass_std.infer_type import type_new_nodes
+
+    x = Wildcard()
+    asked = []
+
+    def callback(pre, post, m):
+        asked.append(pre)
+        if len(asked) == 1:
+            return relay.exp(m.post(x))  # the inner negative
+        if len(asked) == 2:
+            return relay.tanh(post)  # the outer one, around its rebuilt form
+        return relay.sigmoid(m.post(x)) if pre.args[0].op.name == "exp" else post
+
+    a = relay.var("a", shape=(2,))
+    f = run_infer_type(relay.Function([a], relay.negative(relay.negative(a))))
+    out = rewrite_patterns([Rewrite("Wrap", OpPattern("negative")(x), callback)], f,
+                           run_infer_type, type_new_nodes)
+    expected = run_infer_type(relay.Function([a], relay.tanh(relay.sigmoid(relay.exp(a)))))
+    assert_structural_equal(out, expected)

@@ -24,7 +24,11 @@ need look again only within that depth above what changed since
 finds a callback that would change something.  A rewrite that changes the
 program rebuilds it once (every ancestor of a replacement is a new node)
 and the new node order comes out of that rebuild, so the program is walked
-only at the start.
+only at the start.  On a DAG whose values are widely shared nearly every
+node is an ancestor of some replacement, so that rebuild costs about what
+building the program once costs; it is kept to that (:func:`_rebuild`), and
+the order it hands on may keep an operator no call uses any more rather
+than walk the program again to find out (:func:`_orphans`).
 
 ``OpPattern(name)`` and ``OpAttrPattern(key, value)`` are the shorthands the
 standard rewrites are written with: ``is_op(name)`` and
@@ -45,6 +49,7 @@ from relaypass.ir.expr import (
     set_checked_type,
 )
 from relaypass.ir.fields import rebuild
+from relaypass.ir.node import slot_filler
 from relaypass.ir.op import Op
 from relaypass.ir.structural import structural_equal
 
@@ -285,7 +290,7 @@ class _Tracker:
     those only.
     """
 
-    __slots__ = ("step", "marks", "known", "reaches", "reach", "filters", "needs")
+    __slots__ = ("step", "marks", "known", "reaches", "reach", "filters", "needs", "calls_only")
 
     def __init__(self, rewrites: Sequence[Rewrite]) -> None:
         # One level more than the pattern's: TVM's reassociation of multiply and divide
@@ -295,6 +300,8 @@ class _Tracker:
         self.reach = max((r for r in self.reaches if r is not None), default=0)
         self.filters: dict[int, tuple] = {}
         self.needs = [needed_calls(rw.pattern) for rw in rewrites]
+        # Whether every pattern matches calls only (never an operator standing alone).
+        self.calls_only = all(call_filter(rw.pattern) is not None for rw in rewrites)
         self.reset()
 
     def reset(self) -> None:
@@ -440,7 +447,7 @@ def _apply(rewrite: Rewrite, k: int, post: Expr, graph: IndexedGraph, typing: _T
                                 "not a Relay expression")
         return out if out is rebuilt else typing.typed(pre, out)
 
-    done = _rebuild(graph, at_root, by_root, tracker.reach)
+    done = _rebuild(graph, at_root, by_root, tracker.reach, tracker.calls_only)
     if done is None:
         return post, graph
     new_graph, memo, marks = done
@@ -450,8 +457,27 @@ def _apply(rewrite: Rewrite, k: int, post: Expr, graph: IndexedGraph, typing: _T
     return new_graph.nodes[-1], new_graph
 
 
+#: A rebuilt operator call: every slot of a :class:`Call` filled at once, its type included
+#: (what the constructor and ``set_checked_type`` do in two steps).
+_fill_call = slot_filler(Call, "op", "args", "attrs", "type_args", "span", "_checked_type")
+_new_call = Call.__new__
+
+
+def _orphans(post: Expr, out: Expr, keep_ops: bool) -> bool:
+    """Whether replacing ``post`` by ``out`` may leave an input of ``post`` without a use.
+
+    With ``keep_ops``, operators do not count: an operator no call uses any
+    more may stay in the new order as a leaf nothing reaches, which no
+    pattern that matches only calls can match and no question about uses or
+    dominance sees, while finding out costs a walk of the whole program.
+    """
+    kept = type(out)._layout_.children(out)
+    return any(kid is not out and kid not in kept and not (keep_ops and type(kid) is Op)
+               for kid in type(post)._layout_.children(post))
+
+
 def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr]], Expr],
-             roots: dict[Expr, object], reach: int
+             roots: dict[Expr, object], reach: int, keep_ops: bool = False
              ) -> tuple[IndexedGraph, dict[Expr, Expr], list[tuple[Expr, int]]] | None:
     """The program rebuilt with each root's replacement, or None when every root keeps itself.
 
@@ -463,7 +489,13 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
     new node within ``reach`` levels above a replacement is marked with its
     distance to it (0 for the nodes a callback built).  Returns the new
     graph, each old node's new form (``memo``: nodes not in it are their own)
-    and the marks.
+    and the marks.  With ``keep_ops`` (every pattern matches calls only), an
+    operator that loses its last call may stay in the order (:func:`_orphans`).
+
+    On a DAG nearly every node lies above some replacement, so this loop
+    rebuilds the whole program each time a rewrite changes it: it does the
+    least per node it can (one memo look-up per input, the rebuilt call
+    filled in place with its type, the new index grown as the nodes come).
     """
     index = graph.index
     nodes = graph.nodes
@@ -476,86 +508,100 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
             break
     if first < 0:
         return None
-    memo = _Same()
+    memo = _Same()  # old node -> its new form, only where that is another node
     new_form = memo.get
-    replaced: set[Expr] = set()
+    # Old node -> distance of its new form to a replacement below it, where within reach
+    # (0: the node itself was replaced, so its users are at 1).
     near: dict[Expr, int] = {}
-    placed: set[Expr] = set()  # the new nodes in the order, and old ones placed out of turn
-    tail: list[Expr] = []
+    near_get = near.get
+    marks: list[tuple[Expr, int]] = []  # new nodes within reach, as they come
+    # The new order, numbered as it grows; it starts as the old order up to ``first``.
+    order: list[Expr] = nodes[:first]
+    new_index: dict[Expr, int] = dict(zip(order, range(first)))
+    append = order.append
+    out_of_turn = False  # whether an old node not visited yet was placed under a replacement
     orphans = False  # whether some input of a replaced node may have lost its last use
 
-    def is_placed(node: Expr, k: int) -> bool:
-        # Old nodes before ``k`` are in the order as themselves unless they were rebuilt.
-        if node in placed:
-            return True
-        at = index.get(node)
-        return at is not None and at < k and new_form(node, node) is node
-
-    def place(top: Expr, k: int) -> None:
+    def place(top: Expr, k: int) -> bool:
         # ``top`` and whatever below it is not in the order yet, in post-order; the nodes
-        # no program had before are marked as new.
+        # no program had before are marked as new.  True if an old node at or after ``k``
+        # was placed (out of its turn).
+        early = False
         stack: list[tuple[Expr, bool]] = [(top, False)]
         while stack:
             node, expanded = stack.pop()
             if expanded:
-                if node not in placed:
-                    placed.add(node)
-                    tail.append(node)
-                    if node not in index:
-                        near[node] = 0
+                if node not in new_index:
+                    new_index[node] = len(order)
+                    append(node)
+                    at = index.get(node)
+                    if at is None:
+                        marks.append((node, 0))
+                    elif at >= k:
+                        early = True
                 continue
-            if is_placed(node, k):
+            if node in new_index:
                 continue
             stack.append((node, True))
             for kid in reversed(type(node)._layout_.children(node)):
-                if not is_placed(kid, k):
+                if kid not in new_index:
                     stack.append((kid, False))
+        return early
 
-    for k in range(first, len(nodes)):
+    node = nodes[first]
+    memo[node] = out
+    near[node] = 0
+    out_of_turn = place(out, first)
+    orphans = _orphans(node, out, keep_ops)
+    limit = reach + 1
+    # The roots' places in order, to meet them without looking each node up.
+    at_roots = iter(sorted(index[r] for r in roots if index[r] > first))
+    next_root = next(at_roots, -1)
+    for k in range(first + 1, len(nodes)):
         node = nodes[k]
+        kind = type(node)
+        # Calls of operators (most nodes) are rebuilt from their arguments directly.
+        op_call = kind is Call and type(node.op) is Op
+        kids = node.args if op_call else kind._layout_.children(node)
         post = node
-        if k != first:
-            kind = type(node)
-            # Calls of operators (most nodes) are rebuilt from their arguments directly.
-            op_call = kind is Call and type(node.op) is Op
-            kids = node.args if op_call else kind._layout_.children(node)
-            for kid in kids:
-                if new_form(kid, kid) is not kid:
-                    new_kids = [new_form(x, x) for x in kids]
-                    if op_call:
-                        post = Call(node.op, new_kids, node.attrs, node.type_args, node.span)
-                    else:
-                        post = rebuild(node, new_kids)
+        for kid in kids:
+            if kid in memo:
+                new_kids = tuple([new_form(x, x) for x in kids])
+                if op_call:
+                    post = _new_call(Call)
+                    _fill_call(post, node.op, new_kids, node.attrs, node.type_args,
+                               node.span, node._checked_type)
+                else:
+                    post = rebuild(node, new_kids)
                     if node._checked_type is not None:
                         set_checked_type(post, node._checked_type)
-                    placed.add(post)
-                    d = reach + 1
-                    for x, new in zip(kids, new_kids):
-                        if x in replaced:
-                            d = 1
-                            break
-                        below = near.get(new)
-                        if below is not None and below < d - 1:
-                            d = below + 1
-                    if d <= reach:
-                        near[post] = d
-                    break
-            out = at_root(node, post, memo) if node in roots else post
-        if out is not post:
-            memo[node] = out
-            replaced.add(node)
-            place(out, k)
-            if not orphans:
-                kept = type(out)._layout_.children(out)
-                orphans = any(kid is not out and kid not in kept
-                              for kid in type(post)._layout_.children(post))
-        else:
-            if post is not node:
-                memo[node] = post
-            elif node in placed:
-                continue  # placed out of turn, under a replacement below it
-            tail.append(post)
-    order = nodes[:first] + tail
+                d = limit
+                for x in kids:
+                    below = near_get(x)
+                    if below is not None and below < d - 1:
+                        d = below + 1
+                if d <= reach:
+                    near[node] = d
+                    marks.append((post, d))
+                break
+        if k == next_root:
+            next_root = next(at_roots, -1)
+            out = at_root(node, post, memo)
+            if out is not post:
+                if out is not node:
+                    memo[node] = out
+                near[node] = 0
+                if place(out, k):
+                    out_of_turn = True
+                if not orphans:
+                    orphans = _orphans(post, out, keep_ops)
+                continue
+        if post is not node:
+            memo[node] = post
+        elif out_of_turn and node in new_index:
+            continue  # placed out of turn, under a replacement below it
+        new_index[post] = len(order)
+        append(post)
     root = new_form(nodes[-1], nodes[-1])
     if orphans or order[-1] is not root:
         live = {root}
@@ -563,8 +609,8 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
             if node in live:
                 live.update(type(node)._layout_.children(node))
         order = [node for node in order if node in live]
-    new_index = {node: k for k, node in enumerate(order)}
-    marks = [(node, d) for node, d in near.items() if node in new_index]
+        new_index = {node: k for k, node in enumerate(order)}
+    marks = [(node, d) for node, d in marks if node in new_index]
     return IndexedGraph.from_order(order, new_index), memo, marks
 
 

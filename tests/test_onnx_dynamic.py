@@ -8,8 +8,12 @@ entry by entry: what is known folds to constants, a reshape whose target
 holds the input's own extents stays a static ``reshape`` (so the result's
 type keeps the variables), and what is known only when the model runs
 becomes ``shape_of`` arithmetic feeding the ``dyn.*`` operators.  Freezing
-the axes (``shape=``, or binding the input to a static type and running
-``DynamicToStatic``) gives back the static import.
+the axes with ``shape=`` gives back the static import; binding the input to
+a static type and running ``DynamicToStatic`` does too, except where the
+dynamic import wrote a shape computation as a static reshape that copies
+extents (codes 0, -2, -3, -4, or ``reshape_like``): ``[0, -1]`` stays where
+the static import has ``[2, -1]``, since DynamicToStatic, as in Relay,
+rewrites ``dyn.*`` calls only.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from relaypass.ir.module import IRModule
 from relaypass.ir.shape_expr import free_size_vars
 from relaypass.ir.traversal import post_order
 from relaypass.ir.types import Any, SizeVar, TensorType, TupleType
+from relaypass.relay.expr_functor import ExprMutator
 
 onnx = pytest.importorskip(
     "onnx", reason="the onnx extra is not installed (pip install 'relaypass[onnx]')")
@@ -258,6 +263,43 @@ def test_binding_the_batch_then_dynamic_to_static_gives_the_static_import():
         relay.transform.InferType(), relay.transform.FoldConstant(),
         relay.transform.InferType()])(from_onnx(filled_like_input(3))[0])
     assert_structural_equal(frozen["main"], static["main"])
+
+
+def test_binding_the_batch_keeps_a_copy_code_where_the_static_import_has_the_number():
+    """The one difference between freezing by binding and the static import.
+
+    The dynamic import writes ``reshape(%r, newshape=[0, -1])`` (copy the
+    batch) so that its type keeps the size variable; Relay's importer writes
+    ``dyn.reshape`` by a ``shape_of`` expression, which Relay's DynamicToStatic
+    makes ``reshape(newshape=[2, -1])``.  A static reshape is left alone by
+    DynamicToStatic, here as in Relay, so the code stays; the values agree.
+    """
+    frozen = relay.transform.Sequential([
+        relay.transform.InferType(), relay.transform.DynamicToStatic(),
+        relay.transform.FoldConstant(), relay.transform.InferType()])(
+            bind_input_shape(from_onnx(classifier("batch"))[0], (2, 3, 6, 6)))
+    static = relay.transform.Sequential([
+        relay.transform.InferType(), relay.transform.FoldConstant(),
+        relay.transform.InferType()])(from_onnx(classifier(2))[0])
+    reshapes = [n for n in post_order(frozen["main"]) if isinstance(n, Call)
+                and n.op.name == "reshape"]
+    assert [tuple(r.attrs.newshape) for r in reshapes] == [(0, -1)]
+    assert [tuple(n.attrs.newshape) for n in post_order(static["main"])
+            if isinstance(n, Call) and n.op.name == "reshape"] == [(2, -1)]
+
+    # with the copy code written as the number, the frozen module is the static import
+    class NumberTheCopy(ExprMutator):
+        def visit_call(self, call):
+            if call is reshapes[0]:
+                return relay.reshape(self.visit(call.args[0]), [2, -1])
+            return super().visit_call(call)
+
+    main = frozen["main"]
+    numbered = Function(main.params, NumberTheCopy().visit(main.body))
+    assert_structural_equal(typed(IRModule.from_expr(numbered))["main"], static["main"])
+    x = rng.standard_normal((2, 3, 6, 6)).astype("float32")
+    np.testing.assert_allclose(run_relay(frozen, {"x": x})[0], run_relay(static, {"x": x})[0],
+                               rtol=1e-6, atol=1e-6)
 
 
 def test_a_reshape_to_a_target_read_from_a_graph_input_is_dyn_reshape():

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from program_helpers import assert_same_values, run_quietly
 
 from relaypass import relay
@@ -193,6 +194,88 @@ def test_layer_norm_without_scale_and_center_is_just_normalized():
     assert_structural_equal(out, typed(relay.Function([x, gamma, beta], y)))
 
 
+def instance_norm_expected(x, gamma, beta, axis, eps, ndim, dtype="float32", scale=True,
+                           center=True):
+    axis %= ndim
+    reduced = [i for i in range(1, ndim) if i != axis]
+    mean = relay.mean(x, axis=reduced, keepdims=True)
+    var = relay.variance(x, axis=reduced, keepdims=True, with_mean=mean)
+    y = relay.divide(relay.subtract(x, mean), relay.sqrt(relay.add(var, relay.const(eps, dtype))))
+    pad = ndim - axis - 1
+    if scale:
+        y = relay.multiply(y, relay.expand_dims(gamma, axis=1, num_newaxis=pad) if pad else gamma)
+    if center:
+        y = relay.add(y, relay.expand_dims(beta, axis=1, num_newaxis=pad) if pad else beta)
+    return y
+
+
+@pytest.mark.parametrize("axis, shape", [(1, (2, 4, 3, 3)), (-1, (2, 3, 3, 4)), (2, (2, 3, 4)),
+                                         (1, (1, 4, 2, 2, 2))])
+def test_instance_norm_reduces_every_axis_but_batch_and_channel(axis, shape):
+    x = relay.var("x", shape=shape)
+    gamma, beta = relay.var("gamma", shape=(4,)), relay.var("beta", shape=(4,))
+    before = relay.Function([x, gamma, beta],
+                            relay.nn.instance_norm(x, gamma, beta, axis=axis, epsilon=1e-3))
+    out = run_opt_pass(before, SimplifyInference())
+    expected = instance_norm_expected(x, gamma, beta, axis, 1e-3, len(shape))
+    assert_structural_equal(out, typed(relay.Function([x, gamma, beta], expected)))
+
+
+@pytest.mark.parametrize("scale, center", [(False, True), (True, False), (False, False)])
+def test_instance_norm_without_scale_or_center_leaves_gamma_or_beta_out(scale, center):
+    x = relay.var("x", shape=(2, 4, 3))
+    gamma, beta = relay.var("gamma", shape=(4,)), relay.var("beta", shape=(4,))
+    before = relay.Function([x, gamma, beta],
+                            relay.nn.instance_norm(x, gamma, beta, scale=scale, center=center))
+    out = run_opt_pass(before, SimplifyInference())
+    expected = instance_norm_expected(x, gamma, beta, 1, 1e-5, 3, scale=scale, center=center)
+    assert_structural_equal(out, typed(relay.Function([x, gamma, beta], expected)))
+
+
+def test_instance_norm_of_rank_2_data_is_left_to_its_kernel():
+    # Relay would write mean(axis=[]), which reduces every axis: other values than the kernel's.
+    x = relay.var("x", shape=(3, 4))
+    gamma, beta = relay.var("gamma", shape=(4,)), relay.var("beta", shape=(4,))
+    before = typed(relay.Function([x, gamma, beta], relay.nn.instance_norm(x, gamma, beta)))
+    assert_structural_equal(run_opt_pass(before, SimplifyInference()), before)
+
+
+@pytest.mark.parametrize("axis, shape", [([1], (2, 3)), ([-1], (2, 3, 4)), ([1, 2], (2, 3, 4)),
+                                         (None, (2, 3))])
+def test_l2_normalize_divides_by_the_clamped_norm(axis, shape):
+    x = relay.var("x", shape=shape)
+    before = relay.Function([x], relay.nn.l2_normalize(x, 1e-4, axis=axis))
+    out = run_opt_pass(before, SimplifyInference())
+    total = relay.sum(relay.multiply(x, x), axis=axis, keepdims=True)
+    expected = relay.divide(x, relay.sqrt(relay.maximum(total, relay.const(1e-4, "float32"))))
+    assert_structural_equal(out, typed(relay.Function([x], expected)))
+    # Naming no axis is summing over all of them: sum's own convention, not an empty list.
+    sums = [e for e in _calls(out) if e.op.name == "sum"]
+    assert (sums[0].attrs.axis is None) == (axis is None)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_l2_normalize_of_other_than_float32_is_left_to_its_kernel(dtype):
+    # Relay's epsilon is a float32 constant: maximum(float16 sum, float32 eps) does not type.
+    x = relay.var("x", shape=(2, 3), dtype=dtype)
+    before = typed(relay.Function([x], relay.nn.l2_normalize(x, 1e-6, axis=[1])))
+    assert_structural_equal(run_opt_pass(before, SimplifyInference()), before)
+
+
+def test_untyped_l2_normalize_is_a_clear_error_for_the_plain_function():
+    x = relay.var("x", shape=(2, 4))
+    f = relay.Function([x], relay.nn.l2_normalize(relay.negative(x), 1e-6, axis=[1]))
+    with pytest.raises(UncheckedTypeError, match="nn.l2_normalize.*InferType"):
+        simplify_inference(f)
+
+
+def _calls(expr):
+    found = []
+    post_order_visit(expr, lambda e: found.append(e)
+                     if isinstance(e, relay.Call) and isinstance(e.op, relay.Op) else None)
+    return found
+
+
 def test_projection_of_a_let_bound_batch_norm_is_left_alone_as_in_relay():
     x = relay.var("x", shape=(1, 4, 2, 2))
     gamma, beta, mean, var = bn_params()
@@ -258,6 +341,91 @@ def test_layer_norm_values_are_kept():
     args = [rng.standard_normal(s).astype("float32") for s in ((3, 4, 6), (4,), (4,))]
     np.testing.assert_allclose(evaluate(after, *args), evaluate(before, *args),
                                rtol=1e-5, atol=1e-5)
+
+
+# (shape, channel axis): NCHW, NHWC, NCW, NWC, NCDHW
+LAYOUTS = [((2, 5, 3, 4), 1), ((2, 3, 4, 5), 3), ((3, 5, 7), 1), ((3, 7, 5), -1),
+           ((2, 5, 2, 3, 2), 1)]
+TOLERANCE = {"float32": 1e-5, "float16": 2e-2}
+
+
+def assert_same_as_the_kernel(before, args, dtype):
+    after = run_opt_pass(before, SimplifyInference())
+    kernel_ops = {c.op.name for c in _calls(before)} - {"nn.relu"}
+    assert not kernel_ops & set(op_names(after))
+    got, want = (np.asarray(evaluate(f, *args)) for f in (after, before))
+    assert got.dtype == want.dtype == np.dtype(dtype)
+    tol = TOLERANCE[dtype]
+    np.testing.assert_allclose(got.astype("float32"), want.astype("float32"), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("shape, axis", LAYOUTS)
+def test_instance_norm_values_are_kept(shape, axis, dtype):
+    rng = np.random.default_rng(4)
+    c = shape[axis]
+    x = relay.var("x", shape=shape, dtype=dtype)
+    gamma = relay.var("gamma", shape=(c,), dtype=dtype)
+    beta = relay.var("beta", shape=(c,), dtype=dtype)
+    before = relay.Function([x, gamma, beta],
+                            relay.nn.instance_norm(x, gamma, beta, axis=axis, epsilon=1e-3))
+    args = [(rng.standard_normal(s) * 2 + 1).astype(dtype) for s in (shape, (c,), (c,))]
+    assert_same_as_the_kernel(before, args, dtype)
+
+
+@pytest.mark.parametrize("shape, axis", [((2, 5, 3, 4), [1]), ((2, 3, 4, 5), [3]),
+                                         ((2, 3, 4, 5), [2, 3]), ((3, 5, 7), [-1]),
+                                         ((3, 5, 7), None), ((4, 6), [0])])
+def test_l2_normalize_values_are_kept(shape, axis):
+    rng = np.random.default_rng(5)
+    x = relay.var("x", shape=shape)
+    before = relay.Function([x], relay.nn.l2_normalize(x, 1e-12, axis=axis))
+    data = rng.standard_normal(shape).astype("float32")
+    data[0] = 0.0  # an all-zero slice: the clamp keeps it zero instead of 0 / 0
+    assert_same_as_the_kernel(before, [data], "float32")
+
+
+def test_l2_normalize_epsilon_clamps_small_norms_as_the_kernel_does():
+    x = relay.var("x", shape=(3, 2))
+    before = relay.Function([x], relay.nn.l2_normalize(x, 0.25, axis=[1]))
+    data = np.array([[0.1, 0.2], [3.0, 4.0], [0.0, 0.0]], "float32")
+    assert_same_as_the_kernel(before, [data], "float32")
+    np.testing.assert_allclose(evaluate(run_opt_pass(before, SimplifyInference()), data),
+                               [[0.2, 0.4], [0.6, 0.8], [0.0, 0.0]], rtol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 5).flatmap(lambda rank: st.tuples(
+    st.lists(st.integers(1, 4), min_size=rank, max_size=rank),
+    st.integers(1, rank - 1), st.sampled_from([True, False]), st.booleans(), st.booleans(),
+    st.sampled_from(["float32", "float16"]), st.integers(0, 2**16))))
+def test_random_instance_norms_keep_their_values(case):
+    shape, axis, negative, scale, center, dtype, seed = case
+    if negative:
+        axis -= len(shape)
+    rng = np.random.default_rng(seed)
+    c = shape[axis]
+    x = relay.var("x", shape=shape, dtype=dtype)
+    gamma = relay.var("gamma", shape=(c,), dtype=dtype)
+    beta = relay.var("beta", shape=(c,), dtype=dtype)
+    before = relay.Function([x, gamma, beta], relay.nn.instance_norm(
+        relay.nn.relu(x), gamma, beta, axis=axis, epsilon=0.01, scale=scale, center=center))
+    args = [rng.standard_normal(s).astype(dtype) for s in (shape, (c,), (c,))]
+    assert_same_as_the_kernel(before, args, dtype)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda rank: st.tuples(
+    st.lists(st.integers(1, 4), min_size=rank, max_size=rank),
+    st.lists(st.integers(-rank, rank - 1), max_size=rank), st.integers(0, 2**16))))
+def test_random_l2_normalizes_keep_their_values(case):
+    shape, axes, seed = case
+    rank = len(shape)
+    axes = sorted({a % rank for a in axes}) or None
+    x = relay.var("x", shape=shape)
+    before = relay.Function([x], relay.nn.l2_normalize(x, 1e-3, axis=axes))
+    data = np.random.default_rng(seed).standard_normal(shape).astype("float32")
+    assert_same_as_the_kernel(before, [data], "float32")
 
 
 def test_constant_statistics_fold_to_one_multiply_and_one_add():

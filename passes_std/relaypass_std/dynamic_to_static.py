@@ -28,6 +28,11 @@ arguments constant (say, through a ``let``), so running the pass twice
 changes nothing.  Every sweep is linear in the function's size, and each
 rewrites at least one call; none recurses, so any chain length works.
 
+Static calls are left as they are, as in Relay: a ``reshape`` whose newshape
+copies an extent (code 0) keeps the code when the extent becomes known (the
+ONNX importer writes one for a target read from a size variable, which is why
+binding a dynamic import's input does not give the ``shape=`` import there).
+
 Folding is the registered FoldConstant's transformation, applied to the
 function alone, and typing the pass of role ``type-inference``; both see the
 module, so that calls of its global functions type.

@@ -16,19 +16,27 @@ structurally:
 * ``nn.layer_norm(x, gamma, beta)`` becomes
   ``(x - mean(x)) / sqrt(variance(x, mean(x)) + eps) * gamma + beta`` over
   its axis.
+* ``nn.instance_norm(x, gamma, beta)`` becomes the same arithmetic over
+  every axis but the batch axis 0 and the channel axis.
+* ``nn.l2_normalize(x)`` becomes ``x / sqrt(maximum(sum(x * x), eps))``
+  over its axes (all of them when it names none).
 
-Relay also expands ``nn.instance_norm``, ``nn.group_norm`` and
-``nn.l2_normalize``.  ``nn.group_norm`` is not part of the standard set;
-the other two are (their own kernels run them), and their expansions are
-not written yet.  As in Relay, a projection of a let-bound
+Relay also expands ``nn.group_norm``, which is not part of the standard set.
+Two calls Relay expands are left to their kernels, where Relay's expansion
+would be wrong: an ``nn.l2_normalize`` whose data is not float32 (Relay's
+``eps`` constant is always float32, so ``maximum`` does not type), and an
+``nn.instance_norm`` of rank-2 data (nothing is left to reduce, and Relay's
+empty axis list means "every axis" to ``mean``, which would change the
+values).  As in Relay, a projection of a let-bound
 batch_norm (``let %b = nn.batch_norm(...); %b.0``) is left alone, since the
 rewrite looks at the projected expression itself.
 
-The rank of the data is read from the ``checked_type`` of the original
-call's first argument, which is why the input must be typed.  Epsilon and
-the constant one are float32 values stored in the data's dtype, as Relay's
-``MakeConstantScalar`` makes them.  Dataflow is rewritten post-order without
-recursion (:class:`~relaypass.functor.MixedModeMutator`).
+The rank (and, for l2_normalize, the dtype) of the data is read from the
+``checked_type`` of the original call's first argument, which is why the
+input must be typed.  Epsilon and the constant one are float32 values stored
+in the data's dtype, as Relay's ``MakeConstantScalar`` makes them (in
+float32 always for l2_normalize, as in Relay).  Dataflow is rewritten
+post-order without recursion (:class:`~relaypass.functor.MixedModeMutator`).
 """
 
 from __future__ import annotations
@@ -101,18 +109,17 @@ def batch_norm_to_arithmetic(call: Call, data_type: TensorType) -> Expr:
     return make_call("add", [make_call("multiply", [data, scale]), shift])
 
 
-def layer_norm_to_arithmetic(call: Call, data_type: TensorType) -> Expr:
-    """A ``nn.layer_norm`` call as reductions and elementwise arithmetic."""
-    data, gamma, beta = call.args
-    attrs = call.attrs
-    axes = (attrs.axis,)
-    mean = make_call("mean", [data], axis=axes, keepdims=True, exclude=False)
-    var = make_call("variance", [data, mean], axis=axes, keepdims=True, exclude=False,
+def _normalized(data: Expr, gamma: Expr, beta: Expr, attrs, data_type: TensorType,
+                reduced: tuple[int, ...], axis: int) -> Expr:
+    """``(data - mean) / sqrt(variance + eps)`` over ``reduced``, then scaled by ``gamma``
+    and shifted by ``beta`` along ``axis`` as ``attrs`` ask: the part layer norm and
+    instance norm share in Relay (they differ only in the axes they reduce)."""
+    mean = make_call("mean", [data], axis=reduced, keepdims=True, exclude=False)
+    var = make_call("variance", [data, mean], axis=reduced, keepdims=True, exclude=False,
                     unbiased=False)
     denom = make_call("sqrt", [make_call("add", [var, _scalar(data_type.dtype, attrs.epsilon)])])
     out: Expr = make_call("divide", [make_call("subtract", [data, mean]), denom])
     ndim = len(data_type.shape)
-    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
     if attrs.scale:
         out = make_call("multiply", [out, _expand_to_axis(gamma, ndim, axis)])
     if attrs.center:
@@ -120,17 +127,63 @@ def layer_norm_to_arithmetic(call: Call, data_type: TensorType) -> Expr:
     return out
 
 
+def layer_norm_to_arithmetic(call: Call, data_type: TensorType) -> Expr:
+    """A ``nn.layer_norm`` call as reductions and elementwise arithmetic."""
+    data, gamma, beta = call.args
+    attrs = call.attrs
+    ndim = len(data_type.shape)
+    # Relay reduces over the axis as written (negative or not), and expands by the normalized one.
+    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+    return _normalized(data, gamma, beta, attrs, data_type, (attrs.axis,), axis)
+
+
+def instance_norm_to_arithmetic(call: Call, data_type: TensorType) -> Expr | None:
+    """A ``nn.instance_norm`` call as reductions and elementwise arithmetic, or None for
+    rank-2 data (no axis to reduce: Relay's empty axis list would mean all of them)."""
+    data, gamma, beta = call.args
+    attrs = call.attrs
+    ndim = len(data_type.shape)
+    axis = attrs.axis + ndim if attrs.axis < 0 else attrs.axis
+    reduced = tuple(i for i in range(1, ndim) if i != axis)
+    if not reduced:
+        return None
+    return _normalized(data, gamma, beta, attrs, data_type, reduced, axis)
+
+
+def l2_normalize_to_arithmetic(call: Call, data_type: TensorType) -> Expr | None:
+    """A ``nn.l2_normalize`` call as ``data / sqrt(maximum(sum(data * data), eps))``, or
+    None when the data is not float32 (Relay's float32 ``eps`` would not type there)."""
+    if data_type.dtype != "float32":
+        return None
+    data = call.args[0]
+    attrs = call.attrs
+    # An l2_normalize naming no axis sums over all of them, as a sum without an axis does.
+    axis = tuple(attrs.axis) or None
+    total = make_call("sum", [make_call("multiply", [data, data])], axis=axis, keepdims=True,
+                      exclude=False)
+    norm = make_call("sqrt", [make_call("maximum", [total, _scalar("float32", attrs.eps)])])
+    return make_call("divide", [data, norm])
+
+
 class _InferenceSimplifier(MixedModeMutator):
     def __init__(self) -> None:
         super().__init__()
         self.batch_norm = Op.get("nn.batch_norm")
         self.dropout = Op.get("nn.dropout")
-        self.layer_norm = Op.get("nn.layer_norm")
+        # The calls rewritten whole, each by its expansion (None leaves the call as it is).
+        self.expansions: dict[Op, Callable[[Call, TensorType], Expr | None]] = {
+            Op.get("nn.layer_norm"): layer_norm_to_arithmetic,
+            Op.get("nn.instance_norm"): instance_norm_to_arithmetic,
+            Op.get("nn.l2_normalize"): l2_normalize_to_arithmetic,
+        }
 
     def rewrite_call(self, pre: Call, post: Expr) -> Expr:
-        if pre.op is self.layer_norm:
-            return layer_norm_to_arithmetic(post, _data_type(pre))
-        return post
+        expand = self.expansions.get(pre.op)
+        if expand is None:
+            return post
+        # The type comes from the original call: the rewritten data has none yet.
+        out = expand(post, _data_type(pre))
+        return post if out is None else out
 
     def rewrite_tuple_getitem(self, pre: TupleGetItem, post: Expr) -> Expr:
         if post.index != 0:
@@ -147,7 +200,8 @@ class _InferenceSimplifier(MixedModeMutator):
 
 
 def simplify_inference(expr: Expr) -> Expr:
-    """``expr`` with batch_norm, dropout and layer_norm rewritten for inference.
+    """``expr`` with batch_norm, dropout, layer_norm, instance_norm and l2_normalize
+    rewritten for inference.
 
     ``expr`` must be typed (InferType): the data of each rewritten call needs
     its ``checked_type``.

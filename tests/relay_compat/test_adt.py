@@ -1,9 +1,8 @@
 """TVM v0.18's test_adt.py cases: the prelude's functions on lists, options, trees and nats.
 
 Written as a TVM user writes them (only the imports differ), with the
-interpreter as executor, as TVM's file uses it.  The tensor-array cases of
-that file are not ported: relaypass's prelude has no tensor arrays (see
-docs/coming-from-relay.md).
+interpreter as executor, as TVM's file uses it.  TVM's tensor-array cases
+live in test_tensor_array.py, ported next to this file.
 """
 import pytest
 

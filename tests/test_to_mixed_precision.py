@@ -9,6 +9,7 @@ import pytest
 import relaypass as tvm
 from relaypass import relay
 from relaypass.ir.op import register_op
+from relaypass.ir.summary import short_text
 from relaypass.op.relations import identity_rel
 from relaypass.transform.errors import OptionError
 from relaypass_std.to_mixed_precision import MissingMixedPrecisionOpError, MixedPrecisionWarning
@@ -181,3 +182,33 @@ def test_model_graphs_compute_their_convolutions_in_float16_within_1e2(build):
     assert heavy and all(c.checked_type.dtype == "float16" for c in heavy)
     want, got = graphs.run(mod, args)[0], graphs.run(half, args)[0]
     np.testing.assert_allclose(got.astype("float32"), want, rtol=1e-2, atol=1e-3)
+
+
+def _typed_nodes(expr):
+    """Every node below ``expr`` that has a type (all but operators), in post-order."""
+    found = []
+    relay.analysis.post_order_visit(expr, lambda e: found.append(e) if not isinstance(e, tvm.ir.Op) else None)
+    return found
+
+
+def test_types_set_while_converting_are_the_ones_type_inference_gives():
+    # The pass types what it builds from the operands' types (a tuple of casts, a call
+    # rebuilt over new arguments of the same types) instead of re-typing the program.
+    x, w, y = relay.var("x", shape=(2, 4)), relay.var("w", shape=(3, 4)), relay.var("y", shape=(2, 3))
+    mixed = relay.concatenate([relay.nn.dense(x, w), relay.exp(y)], axis=0)
+    halves = relay.split(mixed, 2, axis=0).astuple()
+    func = relay.Function([x, w, y], relay.sum(relay.concatenate(halves, axis=1), axis=[0]))
+    mod = relay.transform.InferType()(tvm.IRModule.from_expr(func))
+    got = relay.transform.ToMixedPrecision()(mod)["main"]
+
+    dense = relay.nn.dense(relay.cast(x, "float16"), relay.cast(w, "float16"), out_dtype="float16")
+    mixed = relay.concatenate([relay.cast(dense, "float32"), relay.exp(y)], axis=0)
+    halves = relay.split(mixed, 2, axis=0).astuple()
+    fields = relay.Tuple([relay.TupleGetItem(halves, 0), relay.TupleGetItem(halves, 1)])
+    want = relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function(
+        [x, w, y], relay.sum(relay.concatenate(fields, axis=1), axis=[0]))))["main"]
+    tvm.ir.assert_structural_equal(got, want)
+    got_nodes, want_nodes = _typed_nodes(got.body), _typed_nodes(want.body)
+    assert len(got_nodes) == len(want_nodes)
+    for new, typed in zip(got_nodes, want_nodes):
+        assert new.checked_type == typed.checked_type, short_text(new)

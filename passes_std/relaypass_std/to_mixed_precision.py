@@ -37,7 +37,12 @@ type, inferring missing ones expression by expression, which cannot see the
 module's other functions).  This is Relay's to_mixed_precision.cc; where
 Relay changes variables and
 functions in place, this pass builds new ones, so its input is unchanged.
-Types of new nodes are computed locally from their operands' types.
+Types of new nodes are computed locally from their operands' types
+(casts too, as they are made, so that a tuple of them is typed without
+inference); a call rebuilt over arguments whose types did not change keeps
+its original's type without running the relation again.  Whole-program
+inference (``_type_in_module``) is left for what the type of its operands
+cannot tell, so the pass costs the same per call on any graph.
 """
 
 from __future__ import annotations
@@ -78,6 +83,9 @@ from relaypass.transform.mixed_precision import (
     MIXED_PRECISION_ALWAYS,
     MIXED_PRECISION_FOLLOW,
     MIXED_PRECISION_NEVER,
+    generic_always_op,
+    generic_follow_op,
+    generic_never_op,
     register_default_conversions,
 )
 from relaypass.transform.registry import get_pass_by_role
@@ -98,8 +106,35 @@ class MixedPrecisionWarning(UserWarning):
     """Operators without a mixed-precision category were treated as FOLLOW."""
 
 
+#: Marks an operator whose conversion function was not looked up yet (None means it has none).
+_UNSEEN = object()
+
+
 def _is_float(dtype: str) -> bool:
     return dtype.startswith("float") or dtype == "bfloat16"
+
+
+#: The types a node built here can be given without type inference (no type variables).
+_LOCAL_TYPES = (TensorType, TupleType, RefType, FuncType)
+
+
+def _op_call_type(call: Call, arg_types: list[Type]) -> Type:
+    """The type of ``call``, a new call of an operator whose arguments have ``arg_types``.
+
+    One step of the operator's type relation; set on the call, so that what
+    is built over it is typed locally too.
+    """
+    op = call.op
+    relation = op.get_attr("FTypeRelation")
+    if relation is not None:
+        attrs = call.attrs
+        if attrs is None and op.attrs_schema is not None:
+            attrs = op.attrs_schema.build(op.name, {})
+        ty = relation(arg_types, attrs)
+        if isinstance(ty, _LOCAL_TYPES):
+            set_checked_type(call, ty)
+            return ty
+    return _type_in_module(call)
 
 
 def _local_type(expr: Expr) -> Type:
@@ -107,20 +142,15 @@ def _local_type(expr: Expr) -> Type:
 
     The new nodes are casts, calls and tuples over nodes that are already
     typed, so one step of the operator's type relation gives the type, in
-    constant time; anything else goes through InferTypeLocal.
+    constant time; anything else goes through type inference.
     """
     if expr.has_checked_type:
         return expr.checked_type
     kind = type(expr)
     ty: Type | None = None
     if kind is Call and isinstance(expr.op, Op) and all(a.has_checked_type for a in expr.args):
-        relation = expr.op.get_attr("FTypeRelation")
-        attrs = expr.attrs
-        if attrs is None and expr.op.attrs_schema is not None:
-            attrs = expr.op.attrs_schema.build(expr.op.name, {})
-        if relation is not None:
-            ty = relation([a.checked_type for a in expr.args], attrs)
-    elif kind is Tuple and all(f.has_checked_type for f in expr.fields):
+        return _op_call_type(expr, [a.checked_type for a in expr.args])
+    if kind is Tuple and all(f.has_checked_type for f in expr.fields):
         ty = TupleType([f.checked_type for f in expr.fields])
     elif kind is TupleGetItem and expr.tuple_value.has_checked_type:
         ty = expr.tuple_value.checked_type.fields[expr.index]
@@ -139,7 +169,7 @@ def _local_type(expr: Expr) -> Type:
         ty = FuncType([p.type_annotation for p in expr.params], expr.body.checked_type)
     elif kind is Call and type(expr.op) is Function and expr.op.body.has_checked_type:
         ty = expr.op.body.checked_type  # a call of a function literal gives its body's type
-    if ty is None or not isinstance(ty, (TensorType, TupleType, RefType, FuncType)):
+    if ty is None or not isinstance(ty, _LOCAL_TYPES):
         return _type_in_module(expr)
     set_checked_type(expr, ty)
     return ty
@@ -175,6 +205,13 @@ class _MixedPrecision(MixedModeMutator):
         self.missing: dict[str, int] = {}
         self.casts: dict[tuple[int, str], Expr] = {}
         self._alive: list[Expr] = []  # keeps cached nodes alive, so their ids stay theirs
+        # Each operator's conversion function, looked up once; the generic ones answer the
+        # same for every call, so their answer is computed once too.
+        self._conversions: dict[Op, object] = {}
+        self._follow = (MIXED_PRECISION_FOLLOW, dtype, dtype)
+        self._generic = {fn: (category, dtype, dtype) for fn, category in (
+            (generic_always_op, MIXED_PRECISION_ALWAYS), (generic_follow_op, MIXED_PRECISION_FOLLOW),
+            (generic_never_op, MIXED_PRECISION_NEVER))}
 
     # --- casts --------------------------------------------------------------------------------
     def _cached_cast(self, expr: Expr, dtype: str, wanted: str) -> Expr:
@@ -185,6 +222,8 @@ class _MixedPrecision(MixedModeMutator):
         if found is not None:
             return found
         result = cast(expr, wanted)
+        if expr.has_checked_type:
+            _local_type(result)  # typed now, so a tuple or call over it is typed locally too
         self.casts[key] = result
         self.casts[(id(result), dtype)] = expr  # casting back gives the original
         self._alive.extend((expr, result))
@@ -196,7 +235,11 @@ class _MixedPrecision(MixedModeMutator):
         if isinstance(ty, TupleType):
             fields = []
             for i, field_type in enumerate(ty.fields):
-                field = expr.fields[i] if type(expr) is Tuple else TupleGetItem(expr, i)
+                if type(expr) is Tuple:
+                    field = expr.fields[i]
+                else:
+                    field = TupleGetItem(expr, i)
+                    set_checked_type(field, field_type)
                 fields.append(self._cast_arg(field, field_type, wanted))
             if type(expr) is Tuple and all(a is b for a, b in zip(fields, expr.fields)):
                 return expr
@@ -227,10 +270,15 @@ class _MixedPrecision(MixedModeMutator):
     # --- categories ---------------------------------------------------------------------------
     def _category(self, pre: Call) -> tuple[int, str, str]:
         op = pre.op
-        fn = op.get_attr(CONVERSION_ATTR)
+        fn = self._conversions.get(op, _UNSEEN)
+        if fn is _UNSEEN:
+            fn = self._conversions[op] = op.get_attr(CONVERSION_ATTR)
         if fn is None:
             self.missing[op.name] = self.missing.get(op.name, 0) + 1
-            return MIXED_PRECISION_FOLLOW, self.dtype, self.dtype
+            return self._follow
+        fixed = self._generic.get(fn)
+        if fixed is not None:
+            return fixed
         described = list(fn(pre, self.dtype))
         if len(described) != 3:
             raise OptionError(
@@ -245,9 +293,9 @@ class _MixedPrecision(MixedModeMutator):
         return -bound <= attrs.a_min and attrs.a_max <= bound
 
     def _low_precision(self, ty: Type) -> bool:
-        if isinstance(ty, TensorType):
-            dtype = str(ty.dtype)
-            return not _is_float(dtype) or dtype == self.dtype
+        if type(ty) is TensorType:
+            dtype = ty.dtype
+            return dtype == self.dtype or not _is_float(dtype)
         if isinstance(ty, TupleType):
             return all(self._low_precision(t) for t in ty.fields)
         return False
@@ -266,25 +314,64 @@ class _MixedPrecision(MixedModeMutator):
             set_checked_type(out_call, pre.checked_type)
             return out_call
         category, accumulation, output = self._category(pre)
-        arg_types = [_local_type(a) for a in post.args]
+        post_args = post.args
+        arg_types = [t if (t := a._checked_type) is not None else _local_type(a) for a in post_args]
+        low_dtype = self.dtype
         if category == MIXED_PRECISION_FOLLOW:
-            follows = all(self._low_precision(t) or type(a) in (Var, Constant)
-                          for a, t in zip(post.args, arg_types))
-            category = MIXED_PRECISION_ALWAYS if follows else MIXED_PRECISION_NEVER
+            category = MIXED_PRECISION_ALWAYS
+            for a, t in zip(post_args, arg_types):
+                if type(t) is TensorType:
+                    dtype = t.dtype
+                    if dtype == low_dtype or not _is_float(dtype):
+                        continue
+                elif self._low_precision(t):
+                    continue
+                if type(a) is not Var and type(a) is not Constant:
+                    category = MIXED_PRECISION_NEVER
+                    break
         low = category == MIXED_PRECISION_ALWAYS and self._attrs_allow(pre.attrs)
-        wanted = self.dtype if low else "float32"
-        args = [self._cast_arg(a, t, wanted) for a, t in zip(post.args, arg_types)]
-        type_args = [_local_type(a) for a in args]
+        wanted = low_dtype if low else "float32"
+        args = []
+        type_args = []
+        for a, t in zip(post_args, arg_types):
+            if type(t) is TensorType:
+                # The common case, inline: a tensor already in the dtype wanted, or not a float.
+                dtype = t.dtype
+                if dtype == wanted or not _is_float(dtype):
+                    args.append(a)
+                    type_args.append(t)
+                    continue
+                a = self._cached_cast(a, dtype, wanted)
+            else:
+                a = self._cast_arg(a, t, wanted)
+            args.append(a)
+            type_args.append(t if (t := a._checked_type) is not None else _local_type(a))
         if not low:
-            if op is pre.op and all(a is b for a, b in zip(args, pre.args)):
+            same_args = same_types = True
+            for a, t, b in zip(args, type_args, pre.args):
+                if a is not b:
+                    same_args = False
+                    if not (t is b._checked_type or t == b._checked_type):
+                        same_types = False
+                        break
+            if same_args and op is pre.op:
                 return pre  # nothing changed: keep the typed original
+            if same_types and post.type_args == tuple(type_args) and all(
+                    a is b for a, b in zip(args, post_args)):
+                # ``post`` is new and already what would be built; it has pre's type.
+                return set_checked_type(post, pre.checked_type)
             out_call = Call(op, args, pre.attrs, type_args, pre.span)
-            _local_type(out_call)  # typed now, so what reads it needs no inference
+            if same_types:
+                # Same operator, attributes and argument types as the original: the same
+                # result type, without running the type relation again.
+                set_checked_type(out_call, pre.checked_type)
+            else:
+                _op_call_type(out_call, type_args)  # typed now: what reads it needs no inference
             return out_call
         out: Expr = Call(op, args, self._new_attrs(pre, accumulation), type_args, pre.span)
-        _local_type(out)  # typed now, so what reads it needs no inference
+        out_type = _op_call_type(out, type_args)  # typed now: what reads it needs no inference
         if accumulation != output:
-            out = self._cast_arg(out, _local_type(out), output)
+            out = self._cast_arg(out, out_type, output)
         return out
 
     @staticmethod

@@ -69,7 +69,8 @@ cannot match here: the standard set has no quantized operators.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -676,21 +677,33 @@ def simplify_expr_post_alter_op_rewrites() -> list[Rewrite]:
     ]
 
 
-def _run(rewrites: list[Rewrite], func: Function, mod: IRModule | None) -> Function:
+def _run(rewrites: Sequence[Rewrite], func: Function, mod: IRModule | None) -> Function:
     def infer(f: Function) -> Function:
         return infer_type_expr(f, mod)
 
     return rewrite_patterns(rewrites, func, infer, type_new_nodes)
 
 
+@cache
+def _kept_rewrites(post_alter_op: bool, dequantize: Op | None) -> tuple[Rewrite, ...]:
+    """The rewrites of one pass, built once: rewrites hold no state, and each works out what
+    the driver needs of its pattern once (on a small model that is a tenth of a run).  The
+    list depends on ``qnn.dequantize``, the operator a plugin may register (patterns hold
+    the operator they name, so a new registration builds the list again)."""
+    if post_alter_op:
+        return tuple(simplify_expr_post_alter_op_rewrites())
+    return tuple(simplify_expr_rewrites())
+
+
 def simplify_expr(func: Function, mod: IRModule | None = None) -> Function:
     """``func`` simplified; ``mod`` resolves its global calls when it is typed again."""
-    return _run(simplify_expr_rewrites(), func, mod)
+    dequantize = Op.get(_DEQUANTIZE) if _dequantize_registered() else None
+    return _run(_kept_rewrites(False, dequantize), func, mod)
 
 
 def simplify_expr_post_alter_op(func: Function, mod: IRModule | None = None) -> Function:
     """``func`` with the clean-ups of :func:`simplify_expr_post_alter_op_rewrites`."""
-    return _run(simplify_expr_post_alter_op_rewrites(), func, mod)
+    return _run(_kept_rewrites(True, None), func, mod)
 
 
 def _simplify_expr_factory() -> Callable[[Function, IRModule, object], Function]:

@@ -119,7 +119,7 @@ Callback = Callable[[Call, Expr, Match], Expr]
 class Rewrite:
     """A named pattern with the callback that replaces each of its matches."""
 
-    __slots__ = ("name", "pattern", "callback")
+    __slots__ = ("name", "pattern", "callback", "_facts")
 
     def __init__(self, name: str, pattern: DFPattern, callback: Callback) -> None:
         if not isinstance(pattern, DFPattern):
@@ -130,6 +130,31 @@ class Rewrite:
         self.name = name
         self.pattern = pattern
         self.callback = callback
+        self._facts: _PatternFacts | None = None
+
+    @property
+    def facts(self) -> _PatternFacts:
+        """What the driver reads off the pattern, worked out once: a pass that keeps its
+        rewrites (SimplifyExpr does) pays for it once, not on every run."""
+        facts = self._facts
+        if facts is None:
+            facts = self._facts = _PatternFacts(self.pattern)
+        return facts
+
+
+class _PatternFacts:
+    """A pattern's reach (one level more than its own: TVM's reassociation of multiply and
+    divide may look at a call that is not where the pattern has its own), the operators
+    every match calls one of, its call filter and quick check."""
+
+    __slots__ = ("reach", "needs", "calls", "quick")
+
+    def __init__(self, pattern: DFPattern) -> None:
+        reach = pattern_reach(pattern)
+        self.reach = None if reach is None else reach + 1
+        self.needs = needed_calls(pattern)
+        self.calls = call_filter(pattern)
+        self.quick = quick_check(pattern)
 
 
 class _Typing:
@@ -290,18 +315,15 @@ class _Tracker:
     those only.
     """
 
-    __slots__ = ("step", "marks", "known", "reaches", "reach", "filters", "needs", "calls_only")
+    __slots__ = ("step", "marks", "known", "facts", "reaches", "reach", "needs", "calls_only")
 
     def __init__(self, rewrites: Sequence[Rewrite]) -> None:
-        # One level more than the pattern's: TVM's reassociation of multiply and divide
-        # may look at a call that is not where the pattern has its own.
-        self.reaches = [None if r is None else r + 1
-                        for r in (pattern_reach(rw.pattern) for rw in rewrites)]
+        self.facts = [rw.facts for rw in rewrites]
+        self.reaches = [f.reach for f in self.facts]
         self.reach = max((r for r in self.reaches if r is not None), default=0)
-        self.filters: dict[int, tuple] = {}
-        self.needs = [needed_calls(rw.pattern) for rw in rewrites]
+        self.needs = [f.needs for f in self.facts]
         # Whether every pattern matches calls only (never an operator standing alone).
-        self.calls_only = all(call_filter(rw.pattern) is not None for rw in rewrites)
+        self.calls_only = all(f.calls is not None for f in self.facts)
         self.reset()
 
     def reset(self) -> None:
@@ -344,9 +366,8 @@ class _Tracker:
         if know.step < 0 or reach is None:
             return False
         if know.step < self.step:
-            if k not in self.filters:
-                self.filters[k] = (call_filter(rewrite.pattern), quick_check(rewrite.pattern))
-            calls, quick = self.filters[k]
+            facts = self.facts[k]
+            calls, quick = facts.calls, facts.quick
             index = graph.index
             todo: dict[Expr, None] = {}
             for step, buckets in self.marks:

@@ -22,6 +22,12 @@ InferType.  The functions here need no types (:mod:`.purity` tells
 functions from data without them), so :func:`dead_code_elimination` works
 on untyped programs too.  Everything runs on explicit stacks and loops: a
 100,000-binding let chain is fine.
+
+The usual input, a program in A-normal form, often has nothing dead at all;
+the purity analysis and the counting then cost several times a walk of the
+program to change nothing.  :func:`_nothing_dead` tells that case in one
+walk (see there why its answer is the counting's), and the analysis runs
+only for the programs it cannot answer.
 """
 
 from __future__ import annotations
@@ -169,6 +175,64 @@ class _Eliminator(MixedModeMutator):
         return None
 
 
+def _nothing_dead(expr: Expr) -> bool:
+    """Whether no binding of ``expr`` is dead, told without purity or counting.
+
+    So it is when ``expr`` (or its body, for a function) is one chain of
+    lets, each the body of the one before, whose values bind nothing (no
+    let, function or match in them), and every variable of the chain is
+    used, in a value of a later let or in the last body.  The counting would
+    find each of them used: a variable could only be missed if all its uses
+    were in values never visited, the values of pure bindings found unused
+    themselves; each of those is used in turn, in a value further down the
+    chain (the walk checks that every use is below its binding), and
+    following such values down the chain ends in the last body, or in the
+    value of an impure binding, which are always visited.  No function means
+    no use counts twice.  False means only that the counting must decide.
+    """
+    node = expr.body if type(expr) is Function else expr
+    position: dict[Var, int] = {}
+    parts: list[Expr] = []
+    while type(node) is Let:
+        if node.var in position:
+            return False
+        position[node.var] = len(parts)
+        parts.append(node.value)
+        node = node.body
+    parts.append(node)
+    where = position.get
+    used = bytearray(len(position))  # by position in the chain
+    seen: set[Expr] = set()
+    stack: list[Expr] = []
+    pop, push = stack.pop, stack.append
+    for k, part in enumerate(parts):
+        push(part)
+        while stack:
+            node = pop()
+            t = type(node)
+            if t is Var:
+                bound = where(node)
+                if bound is not None:
+                    if bound >= k:  # used in its own value or above its let
+                        return False
+                    used[bound] = 1
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            layout = t._layout_
+            if layout.leaf:
+                continue
+            if layout.binds:
+                return False
+            for kid in layout.children(node):
+                t = type(kid)
+                if t is Var or (t is not Constant and t is not Op and t is not GlobalVar
+                                and kid not in seen):
+                    push(kid)
+    return 0 not in used
+
+
 def dead_code_elimination(
     expr: Expr,
     mod: IRModule | None = None,
@@ -186,6 +250,8 @@ def dead_code_elimination(
     as is.
     """
     if isinstance(expr, Function) and _is_primitive(expr):
+        return expr
+    if not inline_once and _nothing_dead(expr):
         return expr
     if ignore_impurity:
         pure_map = None

@@ -24,6 +24,13 @@ ToANormalForm uses, told to bind only the lifted values: dataflow with an
 explicit stack and let chains in a loop, so a chain of 100,000 calls or
 100,000 nested lets is fine; Python recursion follows only the nesting of
 Ifs, matches and functions inside dataflow.
+
+The usual input, a program in A-normal form with no branch, is one block
+with a chain of lets in it, and the pass returns it as it is.  Finding that
+out by the scope calculation costs a scope per let and a list of uses per
+node; :func:`_one_let_chain` tells it in one walk that only visits each node
+(see there why its answer is the calculation's), and the calculation runs
+only for the programs it cannot answer.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from collections.abc import Callable
 
 from relaypass.analysis.basic_block_normal_form import BasicBlockScopes, basic_block_scopes
 from relaypass.analysis.scope_fill import ScopeFill, fill_functions, wrap
-from relaypass.ir.expr import Expr, GlobalVar, Let, Var
+from relaypass.ir.expr import Expr, Function, GlobalVar, Let, Var
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.transform import pass_constructor
@@ -61,12 +68,69 @@ def _reproduced(blocks: BasicBlockScopes) -> bool:
     return True
 
 
+def _one_let_chain(expr: Expr) -> bool:
+    """Whether ``expr`` is a chain of lets the rewrite rebuilds as it is, told without scopes.
+
+    So it is when the only nodes that open scopes are ``expr`` itself and
+    the lets of the chain that starts at it (or at its body, for a
+    function), each the body of the one before, and when no let of the chain
+    binds an atom or a value used anywhere else.  Then the scopes form one
+    line, each let's inside the one before, and the walk of the scope
+    calculation meets them in that order: it records every use of a node
+    while walking the value (or variable, or the last body) that holds the
+    node's parent, so later uses are never in a scope outside the first
+    one's, and nothing is lifted.  The lets' values are used once, by their
+    lets, and are no atoms: none of the quirks :func:`_reproduced` looks for
+    applies.  False means only that the scope calculation must decide.
+    """
+    stack: list[Expr] = []
+    node = expr
+    if type(expr) is Function:
+        stack.extend(expr.params)
+        node = expr.body
+    values: set[Expr] = set()
+    while type(node) is Let:
+        value = node.value
+        if value in values or isinstance(value, _ATOMS):
+            return False
+        values.add(value)
+        stack.append(node.var)
+        stack.append(value)
+        node = node.body
+    if node in values:
+        return False
+    stack.append(node)
+    seen: set[Expr] = set()
+    pop, push, add = stack.pop, stack.append, seen.add
+    while stack:
+        node = pop()
+        if node in seen:
+            continue
+        add(node)
+        layout = type(node)._layout_
+        if layout.leaf:
+            continue
+        if layout.opens_scopes:  # a branch, a local function, a let off the chain
+            return False
+        for kid in layout.children(node):
+            t = type(kid)
+            if t is Var or t is Op or t is GlobalVar:
+                continue  # atoms: no value of the chain, and nothing below them
+            if kid in values:  # a let's value used again
+                return False
+            if kid not in seen:
+                push(kid)
+    return True
+
+
 def to_basic_block_normal_form(expr: Expr) -> Expr:
     """``expr`` in basic block normal form (a function stays a function).
 
     An expression the rewrite would rebuild as it is (one block, or nothing
     shared between blocks) is returned as it is, with its types.
     """
+    if _one_let_chain(expr):
+        return expr
     blocks = basic_block_scopes(expr)
     if blocks.single_block or _reproduced(blocks):
         return expr

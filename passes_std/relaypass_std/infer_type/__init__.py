@@ -13,9 +13,12 @@ function's type), new constants sharing their read-only arrays, new
 variables where a type must be filled in (substituted consistently).  A
 variable annotated with a complete type already has it as its
 ``checked_type`` and is kept as it is, as TVM keeps its ``vid``: typing an
-expression twice gives the same free variables.  Operators are singletons
-and stay untyped; an operator anywhere but in the callee position of a call
-is an error.
+expression twice gives the same free variables.  So is any node typed
+already with the type inference gives it, over the very same (kept)
+children: what a pass left alone in a typed module comes back as it was,
+and typing the module again costs a walk plus the nodes the pass built.
+Operators are singletons and stay untyped; an operator anywhere but in the
+callee position of a call is an error.
 
 How it works, and why it is fast on large programs:
 
@@ -47,6 +50,7 @@ the expression.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import is_
 from typing import Any as _AnyT
 
 from relaypass.analysis.kind_check import KindCheckError, check_kind
@@ -123,15 +127,15 @@ def infer_type_module(mod: IRModule) -> IRModule:
     if not isinstance(mod, IRModule):
         raise TypeError(f"infer_type_module expects an IRModule, not {type(mod).__name__}")
     items = list(mod.items())
-    functions = {gv.name_hint: func for gv, func in items}
     type_defs = mod.type_definitions
     check_type_definitions(type_defs)
     if not type_defs:
         kept = kept_functions(items)
         if kept.functions:
-            out = _infer_incrementally(mod, items, functions, kept)
+            out = _infer_incrementally(mod, kept)
             if out is not None:
                 return out
+    functions = {gv.name_hint: func for gv, func in items}
     inference = _Inference(functions, type_defs)
     try:
         inference.infer_globals()
@@ -146,13 +150,16 @@ def infer_type_module(mod: IRModule) -> IRModule:
     return out
 
 
-def _infer_incrementally(mod: IRModule, items: list[tuple[GlobalVar, BaseFunc]],
-                         functions: dict[str, BaseFunc], kept: Kept) -> IRModule | None:
+def _infer_incrementally(mod: IRModule, kept: Kept) -> IRModule | None:
     """``mod`` typed with its ``kept`` functions as they are (:mod:`.incremental`), or None
     when the whole module must be typed: a function typed again changed its type, or
-    typing it alone failed (the whole module then decides, and reports errors in context)."""
-    todo = {name: func for name, func in functions.items() if name not in kept.functions}
-    keys = {gv.name_hint: gv for gv, _func in items}
+    typing it alone failed (the whole module then decides, and reports errors in context).
+
+    This runs before every InferType of a pipeline: apart from typing the
+    changed functions, it only copies the module's tables.
+    """
+    keys = {gv.name_hint: gv for gv, _func in kept.others}
+    todo = {gv.name_hint: func for gv, func in kept.others}
     inference = _Inference(todo, known=kept.functions)
     try:
         inference.infer_globals()
@@ -172,7 +179,7 @@ def _infer_incrementally(mod: IRModule, items: list[tuple[GlobalVar, BaseFunc]],
         remember(out, kept, todo)
         return out
     out = IRModule(attrs=mod.attrs)
-    for gv, func in items:
+    for gv, func in mod.items():
         if gv.name_hint in kept.functions:
             out.add(gv, func)
         else:
@@ -193,7 +200,7 @@ def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
     functions = {gv.name_hint: func for gv, func in mod.items()} if mod is not None else {}
     type_defs = mod.type_definitions if mod is not None else {}
     # The module's functions are there for their types: those it can keep stand for theirs.
-    kept = kept_functions(mod.items()).functions if functions and not type_defs else {}
+    kept = kept_functions(list(mod.items())).functions if functions and not type_defs else {}
     todo = {name: func for name, func in functions.items() if name not in kept}
     inference = _Inference(todo, type_defs, kept)
     try:
@@ -361,7 +368,7 @@ class _Inference:
         "solver", "ty", "order", "functions", "global_types", "global_decl",
         "instances", "let_bound", "tvar_uses", "tvars_bound", "relations", "default_attrs",
         "const_types",
-        "memo", "new_gvars", "type_defs", "kind_mod",
+        "memo", "new_gvars", "type_defs", "kind_mod", "known",
     )
 
     def __init__(self, functions: Mapping[str, BaseFunc], type_defs: Mapping = (),
@@ -391,11 +398,10 @@ class _Inference:
             declared = _declared_type(func)
             self.global_decl[name] = declared is not None
             self.global_types[name] = declared if declared is not None else IncompleteType()
-        # Typed functions not typed again (:mod:`.incremental`): their global variables, typed.
-        for name, gv in (known or {}).items():
-            self.global_decl[name] = True
-            self.global_types[name] = gv.checked_type
-            self.new_gvars[name] = gv
+        # Typed functions not typed again (:mod:`.incremental`): their global variables, typed,
+        # which stand for them.  Read when a call names them, not copied into the tables here:
+        # an incremental run should cost in proportion to the functions it types.
+        self.known: Mapping[str, GlobalVar] = known or {}
 
     # --- driving ---------------------------------------------------------
     def infer_globals(self) -> None:
@@ -624,6 +630,11 @@ class _Inference:
         if not known:
             known = self._infer_arg_types(op, args, arg_types, attrs, call)
         if known:
+            typed = call._checked_type
+            if typed is not None and _same_objects(call.type_args, arg_types):
+                # Typed before from the very same argument types (a pass kept the call, or
+                # rebuilt it over typed arguments): the relation would give this type again.
+                return typed
             return _apply_relation(op, rel, arg_types, attrs, call)
         out = IncompleteType()
         self.solver.add_relation(
@@ -732,6 +743,9 @@ class _Inference:
     def _global_var(self, node: GlobalVar) -> Type:
         gtype = self.global_types.get(node.name_hint)
         if gtype is None:
+            known = self.known.get(node.name_hint)
+            if known is not None:
+                return known._checked_type
             have = ", ".join(f"@{n}" for n in self.functions) or "none"
             raise _error(
                 TypeInferenceError,
@@ -742,6 +756,11 @@ class _Inference:
 
     def _constant(self, node: Constant) -> Type:
         data = node.array
+        typed = node._checked_type
+        if (type(typed) is TensorType and typed.span is None and typed.shape == data.shape
+                and typed.dtype == _dtype_name(data.dtype)):
+            # Typed before: the same type, kept, so that the calls over it can keep theirs.
+            return typed
         key = (data.shape, data.dtype.str)
         t = self.const_types.get(key)
         if t is None:
@@ -750,7 +769,11 @@ class _Inference:
 
     def _tuple(self, node: Tuple) -> Type:
         ty = self.ty
-        return TupleType([ty[f] for f in node.fields])
+        fields = [ty[f] for f in node.fields]
+        typed = node._checked_type
+        if type(typed) is TupleType and _same_objects(typed.fields, fields):
+            return typed  # typed before, from the very same field types
+        return TupleType(fields)
 
     def _tuple_getitem(self, node: TupleGetItem) -> Type:
         tup = self.solver.shallow(self.ty[node.tuple_value])
@@ -829,14 +852,16 @@ class _Inference:
                     same = tensor_types.get(typ._hash)
                     if same is None:
                         tensor_types[typ._hash] = typ
-                    elif same is not typ and same.dtype == typ.dtype and _same_dims(same, typ):
+                    elif (same is not typ and typ is not node._checked_type
+                          and same.dtype == typ.dtype and _same_dims(same, typ)):
                         typ = same
             else:
                 typ = resolve(typ)
                 if type(typ) is not TensorType and free_var(typ) is not None:
                     self._require_known(typ, node, _describe(node))
             if t is GlobalVar:
-                memo[node] = new_gvars[node.name_hint]
+                gv = new_gvars.get(node.name_hint)
+                memo[node] = gv if gv is not None else self.known[node.name_hint]
                 continue
             if t is Constructor:
                 # Typed by its definition from the start, as the module's constructors are shared.
@@ -848,6 +873,11 @@ class _Inference:
                 args = [memo[a] for a in node.args]
                 # The arguments' types, as their typed copies carry them (shared, above).
                 type_args = [a._checked_type for a in args]
+                if (node._checked_type is typ and _same_objects(args, node.args)
+                        and _same_objects(node.type_args, type_args)):
+                    # Typed already, over the very same arguments: the copy would equal it.
+                    memo[node] = node
+                    continue
                 key = tuple(map(id, type_args))
                 shared = arg_types.get(key)
                 if shared is None:
@@ -858,7 +888,15 @@ class _Inference:
                 continue
             # Every child was rebuilt before its parent; operators stay as they are.
             layout = t._layout_
-            kids = [k if type(k) is Op else memo[k] for k in layout.children(node)]
+            children = layout.children(node)
+            kids = [k if type(k) is Op else memo[k] for k in children]
+            if (node._checked_type is typ and t is not Var and t is not Function
+                    and t is not Match and (t is not Call or node not in instances)
+                    and _same_objects(kids, children)):
+                # Typed already with this type, over the very same children: nodes are
+                # immutable, so the node is its own typed copy (a pass kept it).
+                memo[node] = node
+                continue
             changes: dict[str, _AnyT] | None = None
             if t is Call:
                 inst = instances.get(node)
@@ -899,6 +937,22 @@ class _Inference:
             new = layout.rebuild(node, kids) if changes is None else rebuild(node, kids, **changes)
             set_checked_type(new, typ)
             memo[node] = new
+
+
+def _same_objects(a: Sequence[_AnyT], b: Sequence[_AnyT]) -> bool:
+    """Whether two sequences hold the very same objects, in order."""
+    return len(a) == len(b) and all(map(is_, a, b))
+
+
+def _dtype_name(dtype: _AnyT) -> str:
+    """A numpy dtype's name (``float32``), remembered: numpy computes ``dtype.name`` in Python."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
+_DTYPE_NAMES: dict[_AnyT, str] = {}
 
 
 def _same_dims(a: TensorType, b: TensorType) -> bool:

@@ -198,17 +198,23 @@ def table(rows: list[dict], tools: list[str]) -> str:
 
 
 def summary(rows: list[dict]) -> str:
-    pairs = [(r["tools"].get("relaypass"), r["tools"].get("onnxsim")) for r in rows]
-    pairs = [(a, b) for a, b in pairs if a and b and b["seconds"] is not None]
-    if not pairs:
+    named = [(r["model"], r["tools"].get("relaypass"), r["tools"].get("onnxsim")) for r in rows]
+    named = [(m, a, b) for m, a, b in named if a and b and b["seconds"] is not None]
+    if not named:
         return ""
-    done = [(a, b) for a, b in pairs if a["seconds"] is not None]
-    fewer = sum(a["nodes"] <= b["nodes"] for a, b in done)
-    faster = sum(a["seconds"] < b["seconds"] for a, b in done)
-    matches = sum(bool(a.get("match")) for a, _ in done)
-    return (f"relaypass against onnxsim on {len(pairs)} models: no more nodes on {fewer}, "
+    done = [(m, a, b) for m, a, b in named if a["seconds"] is not None]
+    fewer = sum(a["nodes"] <= b["nodes"] for _, a, b in done)
+    faster = sum(a["seconds"] < b["seconds"] for _, a, b in done)
+    matches = sum(bool(a.get("match")) for _, a, _ in done)
+    text = (f"relaypass against onnxsim on {len(named)} models: no more nodes on {fewer}, "
             f"faster on {faster}, outputs matching on {matches}, failing on "
-            f"{len(pairs) - len(done)}.")
+            f"{len(named) - len(done)}.")
+    ratios = sorted((a["seconds"] / b["seconds"], m) for m, a, b in done)
+    if ratios:
+        worst, where = ratios[-1]
+        text += (f" relaypass's time over onnxsim's: median {ratios[len(ratios) // 2][0]:.2f}, "
+                 f"largest {worst:.2f} ({where}).")
+    return text
 
 
 def main() -> int:

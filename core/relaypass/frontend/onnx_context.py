@@ -117,7 +117,7 @@ class ConversionContext:
         if isinstance(expr, Constant):
             return expr
         ty = self.type_of(expr)
-        if (not isinstance(ty, TensorType) or np.dtype(ty.dtype).kind not in "iub"
+        if (not isinstance(ty, TensorType) or _kind(ty.dtype) not in "iub"
                 or _static_size(ty) > STATIC_VALUE_LIMIT):
             return expr
         try:
@@ -196,7 +196,7 @@ class ConversionContext:
             except RelayPassError as exc:
                 raise self.error(str(exc)) from None
         if isinstance(node, Constant):
-            return TensorType(node.array.shape, str(node.array.dtype))
+            return TensorType(node.array.shape, _dtype_name(node.array.dtype))
         if isinstance(node, Var):
             if node.type_annotation is None:
                 raise self.error(f"variable %{node.name_hint} has no type")
@@ -283,7 +283,7 @@ class ConversionContext:
     def symbolic_entries(self, expr: Expr) -> list | None:
         """The entries of a 0-D or 1-D integer tensor's symbolic value, or None."""
         sym = self.symbolic(expr)
-        if sym is None or sym.ndim > 1 or np.dtype(self.dtype(expr)).kind not in "iu":
+        if sym is None or sym.ndim > 1 or _kind(self.dtype(expr)) not in "iu":
             return None
         return list(sym.reshape(-1))
 
@@ -409,6 +409,26 @@ def _evaluate(memo: dict, expr: Expr, leaf, compute) -> object:
     return memo[expr]
 
 
+def _kind(dtype: str) -> str:
+    """The numpy kind of a dtype name (``"f"`` for ``float32``), remembered."""
+    kind = _KINDS.get(dtype)
+    if kind is None:
+        kind = _KINDS[dtype] = np.dtype(dtype).kind
+    return kind
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    """A numpy dtype's name, remembered (numpy computes ``str(dtype)`` in Python)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
+_KINDS: dict[str, str] = {}
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+
+
 def _operand_key(expr: Expr) -> object:
     """An argument as shape computations are told apart: a small constant by its value (the
     converters make a new ``1`` for every step of every ``Range``), anything else by identity."""
@@ -424,16 +444,35 @@ def is_static_dim(d: object) -> bool:
 
 
 def _children(node: Expr) -> Sequence[Expr]:
-    """The values ``node`` is computed from (a call's arguments, a tuple's fields)."""
+    """The values ``node`` is computed from (a call's arguments, a tuple's fields): the kinds
+    the importer builds read directly, any other through its layout."""
+    t = type(node)
+    if t is Call:
+        return node.args  # type: ignore[attr-defined]
+    if t is Constant or t is Var:
+        return ()
+    if t is Tuple:
+        return node.fields  # type: ignore[attr-defined]
+    if t is TupleGetItem:
+        return (node.tuple_value,)  # type: ignore[attr-defined]
     return layout_of(node).operands(node)
 
 
 def _static_size(ty: Type) -> float:
-    """How many elements a value of type ``ty`` holds (infinite when some extent is unknown)."""
-    fields = ty.fields if isinstance(ty, TupleType) else (ty,)
+    """How many elements a value of type ``ty`` holds (infinite when some extent is unknown).
+
+    Plain int arithmetic: the importer asks this of every shape computation it
+    meets, and the shapes are short.
+    """
+    fields = ty.fields if type(ty) is TupleType else (ty,)
     total = 0
     for f in fields:
-        if not isinstance(f, TensorType) or not f.is_static:
+        if type(f) is not TensorType:
             return float("inf")
-        total += int(np.prod(f.shape, dtype=np.int64))
+        size = 1
+        for d in f.shape:
+            if type(d) is not IntImm:
+                return float("inf")
+            size *= d
+        total += size
     return total

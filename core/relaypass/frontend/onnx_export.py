@@ -28,6 +28,7 @@ The walk and the clean-ups run with the cyclic garbage collector paused.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -614,10 +615,23 @@ def _save(model: AnyT, builder: GraphBuilder, path: str) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             write_model(f, model, builder)
-        os.replace(tmp, path)
+        _move(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def _move(tmp: str, path: str) -> None:
+    """Rename the written file ``tmp`` to ``path``.
+
+    A file already at ``path`` is removed just before the rename rather than
+    replaced by it: on ext4, a rename over an existing file makes the kernel
+    write the new file's data to disk at once (its ``auto_da_alloc``
+    heuristic), which stalls the export for milliseconds on a busy disk.
+    """
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    os.replace(tmp, path)
 
 
 def _save_external(onnx: AnyT, model: AnyT, path: str, threshold: int) -> None:
@@ -634,7 +648,7 @@ def _save_external(onnx: AnyT, model: AnyT, path: str, threshold: int) -> None:
                         all_tensors_to_one_file=True, location=location,
                         size_threshold=threshold, convert_attribute=False)
         if os.path.exists(os.path.join(tmp, location)):
-            os.replace(os.path.join(tmp, location), os.path.join(folder, location))
-        os.replace(os.path.join(tmp, base), path)
+            _move(os.path.join(tmp, location), os.path.join(folder, location))
+        _move(os.path.join(tmp, base), path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -143,6 +143,7 @@ class GraphBuilder:
                  function: bool = False) -> None:
         self._helper = onnx.helper
         self._node_proto = onnx.NodeProto
+        self._attribute_proto = onnx.AttributeProto
         self._from_array = onnx.numpy_helper.from_array
         self._tensor_proto = onnx.TensorProto
         self.opset = opset
@@ -267,15 +268,32 @@ class GraphBuilder:
 
     def protos(self) -> list[AnyT]:
         """The nodes as NodeProtos, in order."""
-        node_proto, attribute = self._node_proto, self._helper.make_attribute
+        node_proto = self._node_proto
         out = []
         for n in self.nodes:
             proto = node_proto(op_type=n.op_type, input=n.inputs, output=n.outputs,
                                domain=n.domain)
             if n.attrs:
-                proto.attribute.extend(attribute(k, v) for k, v in sorted(n.attrs.items()))
+                proto.attribute.extend(self._attribute(k, v) for k, v in sorted(n.attrs.items()))
             out.append(proto)
         return out
+
+    def _attribute(self, name: str, value: AnyT) -> AnyT:
+        """An AttributeProto, as ``onnx.helper.make_attribute`` makes it: the common forms
+        (an int, a float, a string, a list of ints) built directly, the others by the helper,
+        which finds the type of a value through ``numbers`` and ``isinstance`` at some cost
+        per attribute."""
+        proto = self._attribute_proto
+        t = type(value)
+        if t is int or t is bool:
+            return proto(name=name, type=proto.INT, i=int(value))
+        if t is float:
+            return proto(name=name, type=proto.FLOAT, f=value)
+        if t is str:
+            return proto(name=name, type=proto.STRING, s=value.encode("utf-8"))
+        if (t is list or t is tuple) and value and all(type(v) is int for v in value):
+            return proto(name=name, type=proto.INTS, ints=value)
+        return self._helper.make_attribute(name, value)
 
     def tensor_attr(self, array: np.ndarray) -> AnyT:
         """A TensorProto for an attribute (ConstantOfShape's value)."""

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..ir.attrs import Attrs
-from ..ir.types import Any, SizeVar, SymbolicDim, TensorType
+from ..ir.types import Any, IntImm, SizeVar, SymbolicDim, TensorType
 
 __all__ = ["SYMBOLIC_LIMIT", "concrete", "dims_of", "entry", "evaluate", "from_array", "is_number",
            "numeric", "same_dim", "tracks"]
@@ -132,9 +132,17 @@ def concrete(value: np.ndarray) -> bool:
 
 
 def tracks(ty: object) -> bool:
-    """Whether values of type ``ty`` get a symbolic value: small tensors of a static shape."""
-    return (isinstance(ty, TensorType) and ty.is_static
-            and int(np.prod(ty.shape, dtype=np.int64)) <= SYMBOLIC_LIMIT)
+    """Whether values of type ``ty`` get a symbolic value: small tensors of a static shape.
+
+    Counted with ints (the importer asks this of every shape computation)."""
+    if not isinstance(ty, TensorType):
+        return False
+    size = 1
+    for d in ty.shape:
+        if type(d) is not IntImm:
+            return False
+        size *= d
+    return size <= SYMBOLIC_LIMIT
 
 
 def numeric(value: np.ndarray, dtype: str) -> np.ndarray:
@@ -144,10 +152,9 @@ def numeric(value: np.ndarray, dtype: str) -> np.ndarray:
 
 def from_array(array: np.ndarray) -> np.ndarray:
     """A numpy array as a symbolic value (entries become Python numbers)."""
-    out = np.empty(array.shape, dtype=object)
-    for idx, v in np.ndenumerate(array):
-        out[idx] = entry(v)
-    return out
+    out = np.empty(array.size, dtype=object)
+    out[:] = [entry(v) for v in array.reshape(-1).tolist()]
+    return out.reshape(array.shape)
 
 
 def evaluate(op_name: str, kernel: Callable | None, args: Sequence, arg_dtypes: Sequence,

@@ -35,7 +35,8 @@ from .types import Any, Dim, IntImm, SizeVar, SymbolicDim, SymbolicDimError, _di
 
 __all__ = [
     "FloorDiv", "FloorMod", "SizeExpr", "SymbolicDimError", "dim_add", "dim_floordiv", "dim_floormod",
-    "dim_mul", "dim_neg", "dim_sub", "dim_text", "free_size_vars", "is_symbolic", "known_int", "substitute",
+    "dim_mul", "dim_neg", "dim_product", "dim_sub", "dim_text", "free_size_vars", "is_symbolic",
+    "known_int", "substitute",
 ]
 
 
@@ -54,7 +55,19 @@ def _atom_key(atom: object) -> tuple:
 
 
 def _mono_key(mono: tuple) -> tuple:
-    return (len(mono), tuple(_atom_key(a) for a in mono))
+    """Where a monomial sorts among the terms of an expression (remembered, bounded: the same
+    few monomials make up the extents of a program)."""
+    key = _MONO_KEYS.get(mono)
+    if key is None:
+        key = (len(mono), tuple([_atom_key(a) for a in mono]))
+        if len(_MONO_KEYS) >= _MONO_KEYS_LIMIT:
+            _MONO_KEYS.clear()
+        _MONO_KEYS[mono] = key
+    return key
+
+
+_MONO_KEYS: dict[tuple, tuple] = {}
+_MONO_KEYS_LIMIT = 1 << 12
 
 
 class _Division(Node):
@@ -126,7 +139,7 @@ class SizeExpr(SymbolicDim):
     expressions compare equal when their canonical forms are equal.
     """
 
-    __slots__ = ("terms", "const", "_key", "_hash")
+    __slots__ = ("terms", "const", "_key", "_hash", "_poly")
     _fields_ = fields(terms=DATA, const=DATA)
 
     def __init__(self, terms: Iterable[tuple[int, tuple]], const: int = 0) -> None:
@@ -134,12 +147,7 @@ class SizeExpr(SymbolicDim):
         for coeff, mono in terms:
             m = tuple(sorted(mono, key=_atom_key))
             acc[m] = acc.get(m, 0) + int(coeff)
-        poly = ({m: c for m, c in acc.items() if c}, int(const))
-        key = _poly_key(poly)
-        ordered = tuple(
-            (IntImm(c), m) for m, c in sorted(poly[0].items(), key=lambda mc: _mono_key(mc[0]))
-        )
-        _fill_size_expr(self, ordered, IntImm(poly[1]), key, hash(key))
+        _fill_canonical(self, {m: c for m, c in acc.items() if c}, int(const))
 
     @property
     def dtype(self) -> str:
@@ -157,7 +165,29 @@ class SizeExpr(SymbolicDim):
     __str__ = __repr__
 
 
-_fill_size_expr = slot_filler(SizeExpr, "terms", "const", "_key", "_hash")
+_fill_size_expr = slot_filler(SizeExpr, "terms", "const", "_key", "_hash", "_poly")
+
+
+def _fill_canonical(expr: SizeExpr, terms: dict[tuple, int], const: int) -> None:
+    """Set the fields of ``expr`` from a polynomial whose monomials are sorted and whose
+    coefficients are not zero; ``terms`` is kept (never changed afterwards) for
+    :func:`_as_poly`, so arithmetic on the expression need not rebuild it."""
+    keyed = sorted([(_mono_key(m), m, c) for m, c in terms.items()], key=_first)
+    key = (tuple([(k, c) for k, _m, c in keyed]), const)
+    ordered = tuple([(_dim(c), m) for _k, m, c in keyed])
+    _fill_size_expr(expr, ordered, _dim(const), key, hash(key), terms)
+
+
+def _first(item: tuple) -> object:
+    return item[0]
+
+
+def _new_expr(terms: dict[tuple, int], const: int) -> SizeExpr:
+    """The SizeExpr of a canonical polynomial (see :func:`_fill_canonical`), without the
+    sorting and merging the public constructor does for terms given in any form."""
+    expr = SizeExpr.__new__(SizeExpr)
+    _fill_canonical(expr, terms, const)
+    return expr
 
 
 def dim_text(d: object, var_text: Callable[[SizeVar], str] = str) -> str:
@@ -222,14 +252,18 @@ def _as_poly(d: object) -> _Poly | None:
     if t is SizeVar:
         return {(d,): 1}, 0
     if t is SizeExpr:
-        return {m: int(c) for c, m in d.terms}, int(d.const)  # type: ignore[attr-defined]
+        return d._poly, int(d.const)  # type: ignore[attr-defined]
     if isinstance(d, int) and not isinstance(d, bool):
         return {}, int(d)
     return None
 
 
 def _from_poly(poly: _Poly) -> Dim:
-    """The canonical dimension of a polynomial: a number, a lone variable, or a SizeExpr."""
+    """The canonical dimension of a polynomial: a number, a lone variable, or a SizeExpr.
+
+    Every monomial of ``poly`` is sorted already (the arithmetic below keeps
+    them so); zero coefficients are dropped here.
+    """
     terms, const = poly
     terms = {m: c for m, c in terms.items() if c}
     if not terms:
@@ -238,15 +272,46 @@ def _from_poly(poly: _Poly) -> Dim:
         ((mono, coeff),) = terms.items()
         if coeff == 1 and len(mono) == 1 and type(mono[0]) is SizeVar:
             return mono[0]
-    return SizeExpr([(c, m) for m, c in terms.items()], const)
+    return _new_expr(terms, const)
 
 
 def _merge(a: tuple, b: tuple) -> tuple:
     return tuple(sorted(a + b, key=_atom_key))
 
 
+# Relations compute the same few extents again and again: every typing of a module runs
+# every relation, and a pipeline types a module several times.  The arithmetic of
+# symbolic operands is memoized (by operation and operands: size variables by identity,
+# expressions by canonical form, numbers by value), numbers with numbers never reach it.
+_MEMO: dict[tuple, Dim] = {}
+_MEMO_LIMIT = 1 << 14
+_MEMO_TYPES = frozenset({IntImm, int, SizeVar, SizeExpr})
+
+
+def _memoized(op: Callable[[Dim, Dim], Dim], a: Dim, b: Dim) -> Dim:
+    """``op(a, b)``, remembered when both operands are numbers or symbolic dimensions
+    (``Any`` and anything else is computed each time: ``True == 1``, yet is no dimension)."""
+    if type(a) not in _MEMO_TYPES or type(b) not in _MEMO_TYPES:
+        return op(a, b)
+    key = (op, a, b)
+    got = _MEMO.get(key)
+    if got is None:
+        got = op(a, b)
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = got
+    return got
+
+
 def dim_add(a: Dim, b: Dim) -> Dim:
     """``a + b``; ``Any`` when either is."""
+    ta, tb = type(a), type(b)
+    if (ta is IntImm or ta is int) and (tb is IntImm or tb is int):
+        return _dim(a + b)
+    return _memoized(_add, a, b)
+
+
+def _add(a: Dim, b: Dim) -> Dim:
     pa, pb = _as_poly(a), _as_poly(b)
     if pa is None or pb is None:
         return Any()
@@ -257,6 +322,9 @@ def dim_add(a: Dim, b: Dim) -> Dim:
 
 
 def dim_neg(a: Dim) -> Dim:
+    ta = type(a)
+    if ta is IntImm or ta is int:
+        return _dim(-a)
     pa = _as_poly(a)
     if pa is None:
         return Any()
@@ -265,11 +333,64 @@ def dim_neg(a: Dim) -> Dim:
 
 def dim_sub(a: Dim, b: Dim) -> Dim:
     """``a - b``; ``Any`` when either is."""
+    ta, tb = type(a), type(b)
+    if (ta is IntImm or ta is int) and (tb is IntImm or tb is int):
+        return _dim(a - b)
     return dim_add(a, dim_neg(b))
 
 
 def dim_mul(a: Dim, b: Dim) -> Dim:
     """``a * b``; ``Any`` when either is (unless the other is 0)."""
+    ta, tb = type(a), type(b)
+    if ta is IntImm or ta is int:
+        if tb is IntImm or tb is int:
+            return _dim(a * b)
+        if tb is SizeVar or tb is SizeExpr:
+            return _scaled(b, int(a))
+    elif (tb is IntImm or tb is int) and (ta is SizeVar or ta is SizeExpr):
+        return _scaled(a, int(b))
+    return _memoized(_mul, a, b)
+
+
+def _scaled(d: Dim, k: int) -> Dim:
+    """``d * k`` for a symbolic ``d``."""
+    if k == 1:
+        return d
+    if k == 0:
+        return _dim(0)
+    return _memoized(_scale, d, k)
+
+
+def dim_product(dims: Iterable[Dim]) -> Dim:
+    """The product of dimensions (a shape's number of elements); ``Any`` when one is.
+
+    The numbers are multiplied as ints and the symbolic dims among
+    themselves, then the two once: relations ask this for every reshape.
+    """
+    number = 1
+    symbolic: Dim | None = None
+    for d in dims:
+        t = type(d)
+        if t is IntImm or t is int:
+            number *= d
+        elif t is Any:
+            return Any()
+        else:
+            symbolic = d if symbolic is None else dim_mul(symbolic, d)
+    if symbolic is None:
+        return _dim(number)
+    return dim_mul(symbolic, number)
+
+
+def _scale(d: Dim, k: int) -> Dim:
+    """``d * k`` for a symbolic ``d`` and a number ``k`` other than 0 and 1: each
+    coefficient times ``k`` (the order of the terms does not change)."""
+    if type(d) is SizeVar:
+        return _new_expr({(d,): k}, 0)
+    return _new_expr({m: c * k for m, c in d._poly.items()}, int(d.const) * k)  # type: ignore[attr-defined]
+
+
+def _mul(a: Dim, b: Dim) -> Dim:
     pa, pb = _as_poly(a), _as_poly(b)
     if pa is None or pb is None:
         return _dim(0) if (pa == ({}, 0) or pb == ({}, 0)) else Any()
@@ -353,6 +474,13 @@ def dim_floordiv(a: Dim, b: Dim) -> Dim:
     By a positive constant it always has a form (``floordiv(n + 1, 2)`` when
     nothing divides); by a symbolic divisor only when that divides every term.
     """
+    ta, tb = type(a), type(b)
+    if (ta is IntImm or ta is int) and (tb is IntImm or tb is int) and b:
+        return _dim(a // b)
+    return _memoized(_floordiv, a, b)
+
+
+def _floordiv(a: Dim, b: Dim) -> Dim:
     pa, pb = _as_poly(a), _as_poly(b)
     if pa is None or pb is None:
         return Any()
@@ -381,6 +509,13 @@ def dim_floordiv(a: Dim, b: Dim) -> Dim:
 
 def dim_floormod(a: Dim, b: Dim) -> Dim:
     """``a % b`` (floor remainder): by a positive constant it has a form; else ``Any``."""
+    ta, tb = type(a), type(b)
+    if (ta is IntImm or ta is int) and (tb is IntImm or tb is int) and b > 0:
+        return _dim(a % b)
+    return _memoized(_floormod, a, b)
+
+
+def _floormod(a: Dim, b: Dim) -> Dim:
     pa, pb = _as_poly(a), _as_poly(b)
     if pa is None or pb is None:
         return Any()

@@ -25,7 +25,7 @@ from ..ir import shape_expr
 from ..ir.attrs import Attrs
 from ..ir.expr import Constant
 from ..ir.op import register_type_relation
-from ..ir.types import Any, Dim, IntImm, SymbolicDim, TensorType, TupleType, Type
+from ..ir.types import Any, Dim, SymbolicDim, TensorType, TupleType, Type
 
 FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
@@ -227,12 +227,7 @@ def dim_mul(a: Dim, b: Dim) -> Dim:
 
 def dims_product(dims: Sequence[Dim]) -> Dim:
     """The number of elements of a shape: an int, an expression of size variables, or ``Any``."""
-    total: Dim = IntImm(1)
-    for d in dims:
-        if type(d) is Any:
-            return Any()
-        total = shape_expr.dim_mul(total, d)
-    return total
+    return shape_expr.dim_product(dims)
 
 
 def dims_equal_or_unknown(a: Dim, b: Dim) -> bool:

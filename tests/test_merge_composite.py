@@ -194,6 +194,65 @@ def test_skipping_entries_that_need_operators_never_called_changes_nothing():
     assert checked.count("nn.relu") == 2 * 2 and checked.count("multiply") == 2 * 1
 
 
+def _sequential(table, mod):
+    """Each entry of ``table`` partitioned in turn on the whole program, typed between:
+    what the pass must compute, however it shares work between the entries."""
+    from relaypass.relay.dataflow_pattern import partition
+
+    expected = mod["main"]
+    for name, pattern, *rest in table:
+        expected = partition(pattern, expected, {"Composite": name}, *rest)
+        expected = relay.transform.InferType()(IRModule.from_expr(expected))["main"]
+    return expected
+
+
+def _param_names(expr):
+    names = []
+    post_order_visit(expr, lambda e: names.extend(
+        p.name_hint for p in e.params) if isinstance(e, Function) else None)
+    return names
+
+
+@pytest.mark.parametrize("later", [
+    [("tanh_mul", is_op("tanh")(is_op("multiply")(wildcard(), wildcard())))],
+    [("pair", "tuple")],
+    # A wildcard callee matches the nested function, so the group takes in the composite
+    # function inside it: the grouping goes back to the whole graph.
+    [("calls", "wildcard-callee")],
+])
+def test_later_patterns_find_what_they_would_on_the_whole_program(later):
+    # After a pattern has made composite functions, a later plain pattern is grouped on a
+    # graph that leaves their insides out; the result is the same as on the whole program,
+    # composite functions made inside a nested function included.
+    from relaypass.ir.structural import assert_structural_equal
+    from relaypass.relay.dataflow_pattern import is_constant, is_tuple
+
+    name, pattern = later[0]
+    if pattern == "tuple":
+        pattern = is_tuple([wildcard(), wildcard()])
+    elif pattern == "wildcard-callee":
+        pattern = wildcard()(wildcard())
+    c = relay.const(np.full((2, 3), 0.5, "float32"))
+
+    def body(x, y):
+        v = relay.var("v", shape=(2, 3))
+        inner = relay.Function([v], relay.tanh(relay.multiply(relay.nn.relu(v + c), x)))
+        e = relay.nn.relu(relay.add(x, c))
+        e = relay.tanh(relay.multiply(e, y))
+        e = relay.Call(inner, [relay.nn.relu(relay.add(e, c))])
+        return relay.Tuple([relay.tanh(relay.multiply(e, e)), relay.nn.relu(relay.add(y, c))])
+
+    mod = relay.transform.InferType()(module(body))
+    table = [("add_relu", is_op("nn.relu")(is_op("add")(wildcard(), is_constant()))),
+             ("neg", is_op("negative")(wildcard())),  # never called: skipped
+             (name, pattern)]
+    out = MergeComposite(table)(mod)["main"]
+    expected = _sequential(table, mod)
+    assert_structural_equal(out, expected)
+    assert _param_names(out) == _param_names(expected)
+    assert ("add_relu", "add_nn.relu_") in composites(out)
+
+
 def test_the_input_module_is_not_changed_and_values_are_kept():
     mod = module(lambda x, y: relay.multiply(relay.nn.relu(relay.add(x, y)), y))
     text = mod.astext()

@@ -22,8 +22,13 @@ entries name operators the program never calls: an entry is skipped, without
 walking the program, when an operator every match of its pattern must call is
 not called anywhere in the function (rewriting only copies calls into
 composite functions, so a later pattern finds no operator that was not
-there at the start).  The matching
-and the rewriting are :func:`relaypass.dataflow_pattern.partition`
+there at the start).  The composite functions a pattern makes hold only new
+nodes, operators, constants and variables; a later *plain* pattern
+(:func:`~relaypass.dataflow_pattern.matcher.plain_matcher`: operator calls,
+wildcards, constants, tuples, projections, the shape of most table entries)
+cannot look inside them, so it is grouped on a graph that leaves their
+insides out (``IndexedGraph``'s ``opaque``) and finds the same groups at the
+cost of the program outside them.  The matching and the rewriting are :func:`relaypass.dataflow_pattern.partition`
 (non-recursive, so a 100,000-deep chain is fine).
 
 The option ``pattern_table`` is the table itself (Python, as TVM) or the name
@@ -40,6 +45,7 @@ from typing import Any
 from relaypass.dataflow_pattern import partition
 from relaypass.dataflow_pattern.graph import IndexedGraph
 from relaypass.dataflow_pattern.grouper import pattern_post_order
+from relaypass.dataflow_pattern.matcher import plain_matcher
 from relaypass.dataflow_pattern.pattern import (
     AltPattern,
     AttrPattern,
@@ -54,7 +60,7 @@ from relaypass.dataflow_pattern.pattern import (
 )
 from relaypass.dataflow_pattern.type_inference import infer_type_with_module
 from relaypass.gc_pause import gc_paused
-from relaypass.ir.expr import Call, Function
+from relaypass.ir.expr import Function
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.transform import pass_constructor
@@ -115,21 +121,29 @@ def merge_composite(func: Function, entries: list[Entry], mod: IRModule) -> Func
 def _merge(func: Function, entries: list[Entry], mod: IRModule) -> Function:
     last = len(entries) - 1
     graph = IndexedGraph(func)  # of ``func``, shared by the patterns that leave it as it is
-    called = {node.op.name for node in graph.nodes
-              if type(node) is Call and type(node.op) is Op}
+    called = graph.called_ops()
+    # The composite functions made since ``func`` was last typed or grouped by a pattern
+    # that is not plain: no later plain pattern looks inside them (IndexedGraph's opaque).
+    sealed: list[Function] = []
     for i, (name, pattern, check) in enumerate(entries):
         if not _required_operators(pattern) <= called:
             continue  # no match anywhere: partition would return ``func`` itself
+        plain = plain_matcher(pattern) is not None
+        if not plain:
+            sealed.clear()
+            if graph is not None and graph.opaque:
+                graph = None
         if graph is None:
-            graph = IndexedGraph(func)
+            graph = IndexedGraph(func, frozenset(sealed))
         merged = partition(pattern, func, {"Composite": name}, check, keep_types=True,
-                           graph=graph)
+                           graph=graph, sealed=sealed)
         if merged is not func:
             graph = None
             if i < last and merged._checked_type is None:
                 # A later check may read types of the calls this pattern just built (Relay
                 # types after every pattern; after the last, the pass manager does it).
                 merged = infer_type_with_module(merged, mod)
+                sealed.clear()
         func = merged
     return func
 

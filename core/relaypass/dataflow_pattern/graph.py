@@ -40,10 +40,17 @@ def _inputs(node: Expr) -> tuple[Expr, ...]:
 class IndexedGraph:
     """Nodes of ``root`` by post-order index, their edges and post-dominators."""
 
-    __slots__ = ("nodes", "index", "_outputs", "_enter", "_leave", "_by_op", "_functions")
+    __slots__ = ("nodes", "index", "opaque", "_outputs", "_enter", "_leave", "_by_op",
+                 "_functions")
 
-    def __init__(self, root: Expr) -> None:
-        self.nodes, self.index = _post_order_indexed(root)
+    def __init__(self, root: Expr, opaque: frozenset[Function] = frozenset()) -> None:
+        """``opaque``: functions whose insides are left out of the graph (each is a node with
+        no inputs): those a partitioner has just made, which hold only new nodes,
+        operators, constants and variables, so that nothing else reaches into them and a
+        grouper that cannot match a function (a *plain* pattern,
+        :func:`~.matcher.plain_matcher`) finds the same groups without them."""
+        self.nodes, self.index = _post_order_indexed(root, opaque)
+        self.opaque = opaque
         self._outputs: list[list[int]] | None = None
         self._enter: list[int] | None = None
         self._by_op: dict[str, list[int]] | None = None
@@ -60,6 +67,7 @@ class IndexedGraph:
         """
         graph = cls.__new__(cls)
         graph.nodes, graph.index = nodes, index
+        graph.opaque = frozenset()
         graph._outputs = None
         graph._enter = None
         graph._by_op = None
@@ -81,7 +89,8 @@ class IndexedGraph:
                 for kid in node.args:
                     outputs[index[kid]].append(k)
             elif kind is Function:
-                outputs[index[node.body]].append(k)
+                if node not in self.opaque:
+                    outputs[index[node.body]].append(k)
             elif kind is Let:
                 outputs[index[node.body]].append(k)
                 outputs[index[node.value]].append(index[node.var])
@@ -90,13 +99,8 @@ class IndexedGraph:
                     outputs[index[kid]].append(k)
         self._outputs = outputs
 
-    def positions(self, op_names: frozenset[str]) -> list[int]:
-        """Indices of the calls of the operators ``op_names`` and of all functions, ascending.
-
-        Lets a grouper whose pattern can only match calls of a few operators
-        skip every other node (functions are included: earlier partitions
-        are recognised by them).
-        """
+    def _calls_by_op(self) -> dict[str, list[int]]:
+        """The indices of the calls of each operator (and, in ``_functions``, of the functions)."""
         if self._by_op is None:
             by_op: dict[str, list[int]] = {}
             for k, node in enumerate(self.nodes):
@@ -106,7 +110,21 @@ class IndexedGraph:
                 elif kind is Function:
                     self._functions.append(k)
             self._by_op = by_op
-        found = [k for name in op_names for k in self._by_op.get(name, ())]
+        return self._by_op
+
+    def called_ops(self) -> set[str]:
+        """The names of the operators the program calls."""
+        return set(self._calls_by_op())
+
+    def positions(self, op_names: frozenset[str]) -> list[int]:
+        """Indices of the calls of the operators ``op_names`` and of all functions, ascending.
+
+        Lets a grouper whose pattern can only match calls of a few operators
+        skip every other node (functions are included: earlier partitions
+        are recognised by them).
+        """
+        by_op = self._calls_by_op()
+        found = [k for name in op_names for k in by_op.get(name, ())]
         found.extend(self._functions)
         found.sort()
         return found
@@ -122,12 +140,16 @@ class IndexedGraph:
         nodes = self.nodes
         return [nodes[k] for k in self._outputs[self.index[node]]]
 
-    def escapes(self, members: set[Expr], root: Expr, shared: frozenset[type]) -> bool:
+    def escapes(self, members: set[Expr], root: Expr, shared: frozenset[type],
+                used_outside: list[Expr] | None = None) -> bool:
         """Whether a node of ``members`` (not ``root``, nor of a kind in ``shared``) has a user
         outside ``members`` that ``root`` does not post-dominate.
 
         What a grouper asks of every match: a value that leaves the group that way
-        would be cut off when the group is replaced by a call.
+        would be cut off when the group is replaced by a call.  ``used_outside``,
+        if given, receives the members that have users outside ``members`` all
+        the same (post-dominated by ``root``): a partitioner must keep those
+        beside the function that copies them.
         """
         outputs = self._outputs  # built when a group first has a node to ask about
         index = self.index
@@ -138,10 +160,15 @@ class IndexedGraph:
             if outputs is None:
                 self._edges()
                 outputs = self._outputs
+            outside = False
             for k in outputs[index[node]]:
                 user = nodes[k]
-                if user not in members and not self.dominates(root, user):
-                    return True
+                if user not in members:
+                    if not self.dominates(root, user):
+                        return True
+                    outside = True
+            if outside and used_outside is not None:
+                used_outside.append(node)
         return False
 
     def _post_dominators(self) -> tuple[list[int], list[int]]:
@@ -235,12 +262,14 @@ class IndexedGraph:
                 if enter[a] < enter[k] and leave[k] < leave[a]]
 
 
-def _post_order_indexed(root: Expr) -> tuple[list[Expr], dict[Expr, int]]:
+def _post_order_indexed(root: Expr, opaque: frozenset[Function] = frozenset()
+                        ) -> tuple[list[Expr], dict[Expr, int]]:
     """``post_order(root)`` and each node's place in it, in one walk.
 
     The same order as :func:`relaypass.ir.traversal.post_order` (children in
     field order, each node where it is first finished), with the index
-    doubling as the set of finished nodes.
+    doubling as the set of finished nodes; what is inside the ``opaque``
+    functions is left out (the order of the rest is the same).
     """
     nodes: list[Expr] = []
     index: dict[Expr, int] = {}
@@ -258,6 +287,8 @@ def _post_order_indexed(root: Expr) -> tuple[list[Expr], dict[Expr, int]]:
             continue
         expand(node)
         push(node)
+        if opaque and node in opaque:
+            continue
         for kid in reversed(type(node)._layout_.children(node)):
             if kid not in index and kid not in expanded:
                 push(kid)

@@ -46,9 +46,8 @@ from relaypass.ir.traversal import post_order_visit
 from relaypass.ir.types import FuncType, Type
 
 from .graph import IndexedGraph
-from .matcher import DFPatternMatcher, call_filter, quick_check
+from .matcher import Bindings, DFPatternMatcher, call_filter, plain_matcher, quick_check
 from .pattern import (
-    AltPattern,
     CallPattern,
     ConstantPattern,
     DFPattern,
@@ -76,16 +75,19 @@ class Group:
     needs them, rewriting does not.
     """
 
-    __slots__ = ("gid", "root", "matched", "args", "number", "_order", "_params", "_function",
-                 "_name")
+    __slots__ = ("gid", "root", "matched", "args", "number", "inner", "sealed", "_order",
+                 "_params", "_function", "_name")
 
     def __init__(self, gid: int, root: Expr, matched: dict[DFPattern, list[Expr]],
-                 args: list[Expr], number: int, order: list[Expr] | None = None) -> None:
+                 args: list[Expr], number: int, order: list[Expr] | None = None,
+                 inner: list[Expr] | None = None) -> None:
         self.gid = gid
         self.root = root
         self.matched = matched
         self.args = args
         self.number = number
+        self.inner = inner if inner is not None else []
+        self.sealed = False
         self._order = order
         self._params: list[Var] | None = None
         self._function: Function | None = None
@@ -135,26 +137,45 @@ class Group:
         return "".join(parts)
 
     def _body(self, params: list[Var], keep_types: bool) -> Expr:
-        """The match rebuilt over ``params`` (each node typed as the one it copies, if asked)."""
+        """The match rebuilt over ``params`` (each node typed as the one it copies, if asked).
+
+        Sets :attr:`sealed`: whether the body holds only new nodes, operators,
+        constants and variables (no node of the match is kept as it is, for want
+        of an input below it).
+        """
         memo: dict[Expr, Expr] = dict(zip(self.args, params))
         root = self.root
+        self.sealed = True
         if root in memo:
             return memo[root]
         get = memo.get
         for node in self.order:
-            layout = type(node)._layout_
-            kids = layout.children(node)
-            new_kids = [get(k, k) for k in kids]
-            new = node
-            if any(map(is_not, kids, new_kids)):
-                new = layout.rebuild(node, new_kids)
-                if keep_types and node._checked_type is not None:
-                    set_checked_type(new, node._checked_type)
+            kind = type(node)
+            if kind is Call and type(node.op) is Op:  # most nodes: built from the arguments
+                kids = node.args
+                new_kids = list(map(get, kids, kids))
+                if any(map(is_not, kids, new_kids)):
+                    new = Call(node.op, new_kids, node.attrs, node.type_args, node.span)
+                else:
+                    new = node
+            else:
+                layout = kind._layout_
+                kids = layout.children(node)
+                new_kids = list(map(get, kids, kids))
+                new = node
+                if any(map(is_not, kids, new_kids)):
+                    new = layout.rebuild(node, new_kids)
+            if new is node:
+                self.sealed = False
+            elif keep_types and node._checked_type is not None:
+                set_checked_type(new, node._checked_type)
             memo[node] = new
         return memo[root]
 
     def partitioned(self, attrs_of: Callable[[str], Attrs],
-                    arg_types: Sequence[Type] | None = None) -> Function:
+                    arg_types: Sequence[Type] | None = None,
+                    func_type: Callable[[Sequence[Type], Type], FuncType] | None = None
+                    ) -> Function:
         """The match as a function with the attributes ``attrs_of(name)`` gives for its name.
 
         (The name is :attr:`name`, the matched nodes in post-order; a
@@ -164,7 +185,9 @@ class Group:
         InferType would type it: its parameters annotated with those types,
         every node of its body with the type of the node it copies (the
         parameters have the types of the inputs they stand for, so the types
-        below them do not change), its return type the root's.
+        below them do not change), its return type the root's; its own type
+        is ``func_type(arg_types, return type)`` (a partitioner shares one
+        between functions of the same types), by default a new one.
         """
         if arg_types is None:
             params = self.params
@@ -177,7 +200,8 @@ class Group:
             return Function(params, body, attrs=attrs)
         ret = self.root.checked_type
         func = Function(params, body, ret, attrs=attrs)
-        set_checked_type(func, FuncType(list(arg_types), ret))
+        set_checked_type(func, FuncType(list(arg_types), ret) if func_type is None
+                         else func_type(arg_types, ret))
         return func
 
 
@@ -280,16 +304,23 @@ def _reach(root: Expr, found: set[Expr]) -> None:
                 push(kid)
 
 
+class _LooksInside(Exception):
+    """A group would take in a function, and the graph has left out what functions hold."""
+
+
 class _InputPlan:
     """Which pattern nodes give a group its inputs, in the pattern's post-order.
 
-    ``sources``: (pattern node, None) for a leaf (what it matched is an
-    input), (node, "args") for ``f(None)``, (node, "fields") for
-    ``is_tuple(None)``; ``dominators`` and ``functions`` match fuzzily.
+    ``sources``: (pattern node, None, embeds) for a leaf (what it matched is
+    an input), (node, "args", False) for ``f(None)``, (node, "fields", False)
+    for ``is_tuple(None)``; ``embeds``: a constant it matches stays inside
+    the function rather than becoming a parameter (``is_constant()``, a
+    constant's ``is_expr``).  ``dominators`` and ``functions`` match
+    fuzzily.
     """
 
     def __init__(self, pattern: DFPattern) -> None:
-        self.sources: list[tuple[DFPattern, str | None]] = []
+        self.sources: list[tuple[DFPattern, str | None, bool]] = []
         self.dominators: list[DominatorPattern] = []
         self.functions: list[FunctionPattern] = []
         for p in pattern_post_order(pattern):
@@ -299,13 +330,15 @@ class _InputPlan:
             elif kind is FunctionPattern:
                 self.functions.append(p)
             if kind is TuplePattern and p.fields is None:
-                self.sources.append((p, "fields"))
+                self.sources.append((p, "fields", False))
             elif kind is CallPattern and p.args is None:
-                self.sources.append((p, "args"))
+                self.sources.append((p, "args", False))
             elif not p.sub_patterns() and not (kind is ExprPattern
                                                and type(p.expr) in (Op, Function)):
                 # (What an operator or function pattern matches is never an input.)
-                self.sources.append((p, None))
+                embeds = kind is ConstantPattern or (kind is ExprPattern
+                                                     and type(p.expr) is Constant)
+                self.sources.append((p, None, embeds))
 
 
 class PatternGrouper:
@@ -321,6 +354,7 @@ class PatternGrouper:
         self._ordered = functions
         self.gid_of: dict[Expr, int] = {}
         self._graph_number = 0
+        self.graph: IndexedGraph | None = None
 
     def roots(self) -> dict[Expr, Group]:
         """The groups by root, for those whose root is in the group.
@@ -333,57 +367,97 @@ class PatternGrouper:
 
     def group_matches(self, pattern: DFPattern, expr: Expr,
                       graph: IndexedGraph | None = None) -> dict[int, Group]:
-        """The groups of ``pattern`` in ``expr`` by id (``graph``: ``expr``'s, if built)."""
+        """The groups of ``pattern`` in ``expr`` by id (``graph``: ``expr``'s, if built).
+
+        ``graph`` may leave the insides of functions out (its ``opaque``) only for
+        a plain pattern (:func:`~.matcher.plain_matcher`).  Should such a pattern
+        match a function after all (a wildcard can), whose insides a group would
+        then take in, the grouping starts again on the whole graph.  ``graph``
+        (the attribute) is the graph the groups were found in.
+        """
+        if graph is not None and graph.opaque:
+            if plain_matcher(pattern) is None:
+                graph = None  # (it may look inside functions anywhere)
+        if graph is not None and graph.opaque:
+            try:
+                return self._group_matches(pattern, expr, graph)
+            except _LooksInside:
+                graph = None
+        return self._group_matches(pattern, expr,
+                                   graph if graph is not None else IndexedGraph(expr))
+
+    def _group_matches(self, pattern: DFPattern, expr: Expr,
+                       graph: IndexedGraph) -> dict[int, Group]:
         self.groups = {}
         self.gid_of = {}
         self._graph_number = 0
-        graph = graph if graph is not None else IndexedGraph(expr)
+        self.graph = graph
         matcher = DFPatternMatcher(expr, graph)
         plan = _InputPlan(pattern)
         calls = call_filter(pattern)
-        quick = quick_check(pattern)
+        plain = plain_matcher(pattern)
+        quick = quick_check(pattern) if plain is None else None  # as quick as the plain one
         pre_partitioned: set[Expr] = set()
         gid_of = self.gid_of
         nodes = graph.nodes
-        order = (reversed(nodes) if calls is None or calls.open
+        every_node = calls is None or calls.open
+        order = (reversed(nodes) if every_node
                  else (nodes[k] for k in reversed(graph.positions(calls.names))))
+        opaque = graph.opaque
+        if opaque and every_node:
+            # What an opaque function holds is not in the graph, bar operators, constants and
+            # variables that other nodes use too: as reaching the function would, mark them
+            # (before they are met: the graph may have them after the function).
+            for func in opaque:
+                if func in graph.index:
+                    _reach(func, pre_partitioned)
         for current in order:
             if current in gid_of:
                 continue
             if (type(current) is Function
                     and PARTITIONED_FROM_PATTERN in current.attrs):
                 pre_partitioned.add(current)
-                _reach(current.body, pre_partitioned)
-            if current in pre_partitioned:
+                if current not in opaque:
+                    _reach(current.body, pre_partitioned)
+            if pre_partitioned and current in pre_partitioned:
                 continue
-            if calls is not None and calls.rejects(current):
-                continue
+            if every_node:
+                if calls is not None and calls.rejects(current):
+                    continue
+            elif type(current) is not Call:
+                continue  # a function (the rest are calls of the operators the filter names)
             if quick is not None and not quick(current):
                 continue
-            if matcher.match(pattern, current):
-                self._create_group(current, matcher, plan, graph)
+            if plain is not None:
+                node_map = plain(current)
+                if node_map is not None:
+                    self._create_group(current, node_map, plan, graph)
+            elif matcher.match(pattern, current):
+                # (The matcher's next match starts a new memo: this one is the group's.)
+                self._create_group(current, matcher.memo, plan, graph)
         return self.groups
 
-    def _create_group(self, root: Expr, matcher: DFPatternMatcher, plan: _InputPlan,
+    def _create_group(self, root: Expr, node_map: Bindings, plan: _InputPlan,
                       graph: IndexedGraph) -> None:
-        node_map = matcher.memo  # the matcher's next match starts a new one
         fuzzy: set[Expr] = set()
-        for p in plan.dominators:
-            for side in (p.parent, p.path):
-                fuzzy.update(node_map.get(side, ()))
-        for p in plan.functions:
-            for func in node_map.get(p, ()):
-                post_order_visit(func.body, fuzzy.add)
+        if plan.dominators or plan.functions:
+            for p in plan.dominators:
+                for side in (p.parent, p.path):
+                    fuzzy.update(node_map.get(side, ()))
+            for p in plan.functions:
+                for func in node_map.get(p, ()):
+                    post_order_visit(func.body, fuzzy.add)
         inputs: dict[Expr, int] = {}  # each input, numbered
         number = self._graph_number
         self._graph_number += 1
-        for p, where in plan.sources:
+        for p, where, embeds in plan.sources:
             for node in node_map.get(p, ()):
                 for candidate in ((node,) if where is None else getattr(node, where)):
                     kind = type(candidate)
-                    if (kind is Op or kind is Function or candidate in inputs
-                            or candidate in fuzzy
-                            or kind is Constant and self._embedded(candidate, p)):
+                    if kind is Function and graph.opaque:
+                        raise _LooksInside  # the group takes in what the function holds
+                    if (kind is Op or kind is Function or kind is Constant and embeds
+                            or candidate in inputs or fuzzy and candidate in fuzzy):
                         continue
                     inputs[candidate] = len(inputs)
 
@@ -395,24 +469,16 @@ class PatternGrouper:
         for node in members:
             if node in gid_of and type(node) not in _SHARED_KINDS:
                 return  # overlaps a group found before
-        if graph.escapes(members, root, _SHARED_KINDS):
+        used_outside: list[Expr] = []
+        if graph.escapes(members, root, _SHARED_KINDS, used_outside):
             return  # a use outside the group that does not come back to the root
         gid = len(self.groups) + 1
-        for node in members:
-            gid_of[node] = gid
-        self.groups[gid] = Group(gid, root, node_map, list(inputs), number, order)
-
-    @staticmethod
-    def _embedded(node: Expr, p: DFPattern) -> bool:
-        """Whether a constant stays inside the function rather than becoming a parameter."""
-        if type(node) is not Constant:
-            return False
-        while True:
-            kind = type(p)
-            if kind is ConstantPattern:
-                return True
-            if kind is ExprPattern:
-                return type(p.expr) is Constant
-            if kind is not AltPattern:
-                return False
-            p = p.left if DFPatternMatcher(node).match(p.left, node) else p.right
+        gid_of.update(dict.fromkeys(members, gid))
+        inner = None
+        if order is not None:
+            inner = order[:-1]  # (the root is last)
+            if used_outside or Function in map(type, inner):
+                outside = set(used_outside)
+                inner = [node for node in inner
+                         if type(node) is not Function and node not in outside]
+        self.groups[gid] = Group(gid, root, node_map, list(inputs), number, order, inner)

@@ -77,8 +77,8 @@ from .pattern import (
 )
 from .type_inference import type_of
 
-__all__ = ["CallFilter", "DFPatternMatcher", "Failure", "call_filter", "match", "quick_check",
-           "run_deep_if_needed"]
+__all__ = ["Bindings", "CallFilter", "DFPatternMatcher", "Failure", "call_filter", "match",
+           "plain_matcher", "quick_check", "run_deep_if_needed"]
 
 T = TypeVar("T")
 
@@ -337,6 +337,127 @@ def _quick_call(pattern: CallPattern, depth: int) -> Check:
         return either_way and args_ok((e_args[1], e_args[0]))
 
     return call
+
+
+Bindings = dict[DFPattern, list[Expr]]
+"""What each pattern node of a match is bound to (a matcher's ``memo``)."""
+
+_Step = Callable[[Expr, list], bool]
+
+
+def plain_matcher(pattern: DFPattern) -> Callable[[Expr], Bindings | None] | None:
+    """A faster matcher for a *plain* ``pattern``: ``m(expr)`` gives the bindings of a match
+    (as :class:`DFPatternMatcher`'s ``memo`` would hold them, in the same order) or None.
+
+    Plain: a tree (no node reached twice) of calls of an operator (``is_op(name)(...)``
+    with its arguments), wildcards, constants, tuples of given fields and projections,
+    no deeper than :data:`DEEP_MATCH`.  Matching one needs no bindings to check, types,
+    attributes or graph, only the rules of the kinds: ``add`` and ``multiply`` take
+    their arguments either way round, and a ``divide`` or ``multiply`` pattern with a
+    call among its arguments (which could match reassociated) is not plain.  The
+    grouper tries a pattern at every candidate root: for the patterns most tables
+    hold, this does the generic matcher's work without its per-node bookkeeping.
+    None when ``pattern`` is not plain.
+    """
+    seen: set[DFPattern] = set()
+    stack = [(pattern, 1)]
+    while stack:
+        p, depth = stack.pop()
+        if p in seen or depth > DEEP_MATCH:
+            return None
+        seen.add(p)
+        kind = type(p)
+        if kind is CallPattern:
+            name = _op_name(p.op)
+            if name is None or p.args is None or p.op in seen:
+                return None
+            if name in _REASSOCIATING and any(type(a) is CallPattern for a in p.args):
+                return None
+            seen.add(p.op)
+            stack.extend((a, depth + 1) for a in p.args)
+        elif kind is TuplePattern and p.fields is not None:
+            stack.extend((f, depth + 1) for f in p.fields)
+        elif kind is TupleGetItemPattern:
+            stack.append((p.tuple, depth + 1))
+        elif not (kind is ConstantPattern or kind is WildcardPattern and p.pattern is None):
+            return None
+    step = _plain_step(pattern)
+
+    def match(expr: Expr) -> Bindings | None:
+        out: list[tuple[DFPattern, Expr]] = []
+        if step(expr, out):
+            return {p: [e] for p, e in out}
+        return None
+
+    return match
+
+
+def _plain_step(p: DFPattern) -> _Step:
+    """``step(expr, out)``: whether ``expr`` matches plain ``p``; appends the bindings to
+    ``out`` in the generic matcher's order (a callee first, a node after its parts)."""
+    kind = type(p)
+    if kind is WildcardPattern:
+        def wildcard(e: Expr, out: list) -> bool:
+            out.append((p, e))
+            return True
+
+        return wildcard
+    if kind is ConstantPattern:
+        def constant(e: Expr, out: list) -> bool:
+            if type(e) is not Constant:
+                return False
+            out.append((p, e))
+            return True
+
+        return constant
+    if kind is TupleGetItemPattern:
+        inner = _plain_step(p.tuple)
+        index = p.index
+
+        def tuple_get_item(e: Expr, out: list) -> bool:
+            if (type(e) is not TupleGetItem or index != -1 and e.index != index
+                    or not inner(e.tuple_value, out)):
+                return False
+            out.append((p, e))
+            return True
+
+        return tuple_get_item
+    parts = [_plain_step(a) for a in (p.fields if kind is TuplePattern else p.args)]
+    count = len(parts)
+    if kind is TuplePattern:
+        def tuple_(e: Expr, out: list) -> bool:
+            if type(e) is not Tuple or len(e.fields) != count or not _all(parts, e.fields, out):
+                return False
+            out.append((p, e))
+            return True
+
+        return tuple_
+    op_pattern = p.op
+    op = op_pattern.expr
+    swapped = parts[::-1] if op.name in ("add", "multiply") else None
+
+    def call(e: Expr, out: list) -> bool:
+        if type(e) is not Call or e.op is not op or len(e.args) != count:
+            return False
+        mark = len(out)
+        out.append((op_pattern, op))
+        if not _all(parts, e.args, out):
+            if swapped is None:
+                return False
+            del out[mark + 1:]  # (the callee stays bound)
+            if not _all(swapped, e.args, out):
+                return False
+        out.append((p, e))
+        return True
+
+    return call
+
+
+def _all(steps: list[_Step], exprs: tuple, out: list) -> bool:
+    for step, e in zip(steps, exprs):
+        if not step(e, out):
+            return False
+    return True
 
 
 _UNSET = object()

@@ -1,8 +1,9 @@
 """Rebuilding a program bottom-up, replacing the roots of groups on the way.
 
-Rewriting and partitioning both walk the program once in post-order, rebuild
+Rewriting walks the program once in post-order (partitioning has a loop of
+its own, in :mod:`.partition`, which also leaves out what only a group uses), rebuilds
 each node from its rewritten children (keeping the node itself when no child
-changed, as TVM's copy-on-write mutators do) and hand each group root, with
+changed, as TVM's copy-on-write mutators do) and hands each group root, with
 its rebuilt form, to a function that may replace it.  The walk uses an
 explicit stack, so chains of any length and deeply nested lets are fine.
 

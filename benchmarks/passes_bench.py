@@ -121,6 +121,7 @@ PASSES: tuple[tuple[str, str, float | None], ...] = (
     ("FoldExplicitPadding", "typed", None),
     ("Legalize", "typed", None),
     ("ToMixedPrecision", "typed", None),
+    ("SimplifyExprPostAlterOp", "typed", None),
 )
 
 #: Options of the passes that need some: MergeComposite runs a five-entry table,

@@ -16,6 +16,7 @@ when :func:`from_onnx` is first called, never when this module is.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any as AnyT
 
@@ -190,6 +191,36 @@ def _attributes(node: AnyT, to_array) -> dict[str, AnyT]:
     return out
 
 
+def _array_reader(onnx):
+    """A TensorProto's value as numpy reads it, for the importer's hot path.
+
+    ``onnx.numpy_helper.to_array`` looks up the dtype tables and checks for
+    external data, segments and packed formats on every call: several
+    microseconds per initializer.  Exported weights are nearly always raw
+    little-endian bytes of a plain dtype, which is one ``frombuffer``; every
+    other tensor is left to onnx.
+    """
+    to_array = onnx.numpy_helper.to_array
+    if sys.byteorder != "little":
+        return to_array
+    tp = onnx.TensorProto
+    plain = {code: np.dtype(name) for code, name in (
+        (tp.FLOAT, "float32"), (tp.DOUBLE, "float64"), (tp.FLOAT16, "float16"),
+        (tp.INT8, "int8"), (tp.INT16, "int16"), (tp.INT32, "int32"), (tp.INT64, "int64"),
+        (tp.UINT8, "uint8"), (tp.UINT16, "uint16"), (tp.UINT32, "uint32"),
+        (tp.UINT64, "uint64"), (tp.BOOL, "bool"))}
+    external = tp.EXTERNAL
+
+    def read(tensor: AnyT) -> np.ndarray:
+        dtype = plain.get(tensor.data_type)
+        if (dtype is None or not tensor.HasField("raw_data") or tensor.data_location == external
+                or tensor.HasField("segment")):
+            return to_array(tensor)
+        return np.frombuffer(tensor.raw_data, dtype=dtype).reshape(tensor.dims)
+
+    return read
+
+
 # --- the conversion -------------------------------------------------------------------------------
 
 
@@ -198,7 +229,7 @@ class _GraphImporter:
 
     def __init__(self, onnx, shape: Mapping[str, Sequence[AnyT]], dtype: str | Mapping[str, str],
                  freeze_params: bool, opset: int) -> None:
-        self._to_array = onnx.numpy_helper.to_array
+        self._to_array = _array_reader(onnx)
         self._shape = dict(shape)
         self._dtype = dtype
         self._freeze = freeze_params

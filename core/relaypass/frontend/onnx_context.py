@@ -19,7 +19,10 @@ replaces each such result with its value (:meth:`ConversionContext.finish_node`)
 the module is then static, a ``Range`` has a static length, and the types
 of everything downstream are static too.  What counts as a shape computation
 is decided on the ONNX graph: a ``Shape`` or ``Size`` node, and any node
-reading the result of one; only integer and boolean results are replaced
+reading the result of one, unless its result is a large or dynamic
+non-integer tensor (an activation reshaped to a computed shape, which
+nothing known at import time is computed from); only integer and boolean
+results are replaced
 (positions, extents, masks built from them), so weights computed from
 initializers are left to FoldConstant.
 
@@ -63,7 +66,7 @@ class ConversionContext:
 
     __slots__ = ("opset", "node_index", "node_name", "op_type", "num_outputs", "outputs_used",
                  "_types", "_values", "_symbols", "_shape_derived", "_shape_calls",
-                 "_transposed")
+                 "_transposed", "_constant_types")
 
     def __init__(self, opset: int) -> None:
         self.opset = opset
@@ -78,6 +81,9 @@ class ConversionContext:
         self._shape_derived: set[Expr] = set()
         self._shape_calls: dict[tuple, Call] = {}
         self._transposed: dict[Constant, Constant] = {}
+        # Constants' types by shape and dtype: types are immutable, and a model's weights
+        # have few distinct shapes.
+        self._constant_types: dict[tuple, TensorType] = {}
 
     def begin_node(self, index: int, name: str, op_type: str, outputs_used: Sequence[bool]) -> None:
         self.node_index = index
@@ -104,7 +110,7 @@ class ConversionContext:
             return results
         out = []
         for r in results:
-            if isinstance(r, Expr):
+            if isinstance(r, Expr) and self._may_be_shape_value(r):
                 r = self._fold_shape_value(r)
                 if type(r) is Call and isinstance(r.op, Op) and not r.op.get_attr("TOpIsStateful"):
                     key = (r.op, r.attrs, *map(_operand_key, r.args))
@@ -112,6 +118,19 @@ class ConversionContext:
                 derived.add(r)
             out.append(r)
         return out
+
+    def _may_be_shape_value(self, expr: Expr) -> bool:
+        """Whether a result reading a shape computation is one too: an integer or boolean tensor
+        (a ``Range`` up to a dynamic extent is one), or anything small enough to be folded (a
+        ``Cast`` of an extent to float, on its way to a ``Resize`` scale).  A large or dynamic
+        activation that merely reads one (a ``Reshape`` of the hidden states) is not: it has no
+        value known at import time, nor entries, so neither has anything computed from it, and
+        not following it spares evaluating every node downstream of the first ``Reshape``."""
+        if type(expr) is Constant:
+            return True
+        ty = self.type_of(expr)
+        return (type(ty) is TensorType and _kind(ty.dtype) in "iub"
+                or _static_size(ty) <= STATIC_VALUE_LIMIT)
 
     def _fold_shape_value(self, expr: Expr) -> Expr:
         if isinstance(expr, Constant):
@@ -174,6 +193,17 @@ class ConversionContext:
         ty = types.get(expr)
         if ty is not None:
             return ty
+        if type(expr) is Call:
+            # What a converter just built on typed inputs and new constants: the common case,
+            # without the stack.
+            for a in expr.args:
+                if a not in types:
+                    if type(a) is not Constant:
+                        break
+                    types[a] = self._compute_type(a)
+            else:
+                ty = types[expr] = self._compute_type(expr)
+                return ty
         stack: list[tuple[Expr, bool]] = [(expr, False)]
         while stack:
             node, ready = stack.pop()
@@ -196,7 +226,12 @@ class ConversionContext:
             except RelayPassError as exc:
                 raise self.error(str(exc)) from None
         if isinstance(node, Constant):
-            return TensorType(node.array.shape, _dtype_name(node.array.dtype))
+            array = node.array
+            key = (array.shape, array.dtype)
+            ty = self._constant_types.get(key)
+            if ty is None:
+                ty = self._constant_types[key] = TensorType(array.shape, _dtype_name(array.dtype))
+            return ty
         if isinstance(node, Var):
             if node.type_annotation is None:
                 raise self.error(f"variable %{node.name_hint} has no type")

@@ -213,15 +213,17 @@ def _move(kernel: Callable | None, args: Sequence, arg_dtypes: Sequence,
     """Run a data-movement kernel on element positions, then pick the entries it selected."""
     if kernel is None or not all(_is_concrete(a) for a in args[1:]):
         return None
-    pool: list[object] = []
-
-    def positions(a: np.ndarray) -> np.ndarray:
-        start = len(pool)
-        pool.extend(a.flat)
-        return np.arange(start, start + a.size, dtype=np.int64).reshape(a.shape)
-
+    # The positions of the first argument's elements in ``table``, its entries laid end to end
+    # (the fields' one after another, for a tuple).
     first = args[0]
-    moved = tuple(positions(f) for f in first) if isinstance(first, tuple) else positions(first)
+    if isinstance(first, tuple):
+        table = np.concatenate([f.reshape(-1) for f in first]) if first else np.empty(0, object)
+        starts = np.cumsum([0] + [f.size for f in first])
+        moved: object = tuple(np.arange(start, start + f.size, dtype=np.int64).reshape(f.shape)
+                              for start, f in zip(starts.tolist(), first))
+    else:
+        table = first.reshape(-1)
+        moved = np.arange(first.size, dtype=np.int64).reshape(first.shape)
     try:
         rest = [numeric(a, d) for a, d in zip(args[1:], arg_dtypes[1:])]
         out = kernel([moved, *rest], attrs)
@@ -229,8 +231,6 @@ def _move(kernel: Callable | None, args: Sequence, arg_dtypes: Sequence,
         return None
     if not isinstance(out, (np.ndarray, np.generic)):
         return None
-    table = np.empty(len(pool), dtype=object)
-    table[:] = pool
     picked = np.asarray(out, dtype=np.int64)
     return table[picked.reshape(-1)].reshape(picked.shape)
 

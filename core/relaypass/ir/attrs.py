@@ -19,6 +19,9 @@ from . import hooks
 from .container import Map
 from .node import Node, _init
 
+_SCALARS = frozenset({bool, int, float, str, type(None)})
+"""The types of values that are already canonical and plain."""
+
 
 def normalize_attr_value(value: Any) -> Any:
     """Turn a user-supplied attribute value into its canonical immutable form.
@@ -65,12 +68,23 @@ class Attrs(Node, Mapping):
     __slots__ = ("type_key", "_fields", "_hash", "_plain")
 
     def __init__(self, fields: Mapping[str, Any] | None = None, type_key: str = "DictAttrs"):
-        normalized = {str(k): normalize_attr_value(v) for k, v in (fields or {}).items()}
+        normalized = {}
+        plain = True  # no IR node anywhere in the values: equal and hash by value alone
+        for k, v in (fields or {}).items():
+            # Most values are plain numbers and strings, or sequences of them: those skip the
+            # general checks (isinstance against abstract classes costs more than the rest).
+            t = type(v)
+            if t not in _SCALARS:
+                if (t is tuple or t is list) and all(type(e) in _SCALARS for e in v):
+                    v = tuple(v)
+                else:
+                    v = normalize_attr_value(v)
+                    plain = plain and is_plain_value(v)
+            normalized[k if type(k) is str else str(k)] = v
         _init(self, "type_key", type_key)
         _init(self, "_fields", normalized)
         _init(self, "_hash", None)
-        # No IR node anywhere in the values: equal and hash by value alone, in any context.
-        _init(self, "_plain", all(is_plain_value(v) for v in normalized.values()))
+        _init(self, "_plain", plain)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when the slot lookup failed, i.e. for field names.

@@ -29,7 +29,6 @@ an unknown name is looked up, so importing the IR stays cheap.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import enum
 import threading
@@ -91,8 +90,8 @@ class AttrsSchema:
         self.fields = {f.name: f for f in fields}
 
     def build(self, op_name: str, values: Mapping[str, Any]) -> Attrs:
-        unknown = [k for k in values if k not in self.fields]
-        if unknown:
+        if not self.fields.keys() >= values.keys():
+            unknown = [k for k in values if k not in self.fields]
             raise AttrsError(
                 f"operator {op_name!r} has no attribute {unknown[0]!r}; "
                 f"valid attributes: {', '.join(self.fields) or 'none'}"
@@ -104,8 +103,10 @@ class AttrsSchema:
                 if value and (name == "dtype" or name.endswith("_dtype")):
                     # A data type, as TVM's DataType fields: "float" is float32, "uint1" bool
                     # (a name that is no data type is left for the type relation to reject).
-                    with contextlib.suppress(ValueError):
+                    try:
                         value = canonical_dtype(value)
+                    except ValueError:
+                        pass
                 out[name] = value
             elif f.default is REQUIRED:
                 raise AttrsError(f"operator {op_name!r} requires attribute {name!r}")

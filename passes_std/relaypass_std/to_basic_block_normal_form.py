@@ -22,8 +22,8 @@ handed to an external ``Compiler``.
 The walk is :class:`relaypass.analysis.scope_fill.ScopeFill`, the one
 ToANormalForm uses, told to bind only the lifted values: dataflow with an
 explicit stack and let chains in a loop, so a chain of 100,000 calls or
-100,000 nested lets is fine; Python recursion follows only the nesting of
-Ifs, matches and functions inside dataflow.
+100,000 nested lets is fine, and so is any nesting of Ifs, matches and
+functions (visited from an explicit stack too).
 
 The usual input, a program in A-normal form with no branch, is one block
 with a chain of lets in it, and the pass returns it as it is.  Finding that

@@ -30,11 +30,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from ..errors import RelayPassError
+from ..transform.pipeline import PipelineError, parse_pipeline
 from .arguments import tolerance
 from .batch_engines import ENGINES, make_engine
 from .batch_record import CHECKS, STATUSES, model_job, pipeline_description
 from .describe import table
-from .run_report import schema_id
+from .run_report import pipeline_json, schema_id
+from .schedule import resolve_schedule
 
 __all__ = ["BatchError", "BatchReportError", "Progress", "collect_models", "format_seconds",
            "largest_first", "pipeline_argument", "read_report", "register", "run", "summary"]
@@ -306,7 +308,6 @@ def pipeline_argument(text: str, out_dir: str) -> tuple[Any, dict[str, Any]]:
     """A PIPELINE argument (a file, or an inline pipeline): its spec, and the data that
     gives it again in another process (the file's text travels, not its path)."""
     from ..transform.inline_pipeline import parse_inline_pipeline
-    from ..transform.pipeline import PipelineError, parse_pipeline
 
     if text.lower().endswith(".toml") or os.path.isfile(text):
         try:
@@ -388,8 +389,6 @@ def register(subparsers: Any, parents: Sequence[argparse.ArgumentParser]) -> Non
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """The ``batch`` command: the summary table goes to ``out`` (default stdout)."""
     from .load import load_pass_file
-    from .run_report import pipeline_json
-    from .schedule import resolve_schedule
 
     out = out or sys.stdout
     if args.resume and not args.report_file:

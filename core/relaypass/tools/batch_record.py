@@ -33,7 +33,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import RelayPassError
-from .run_report import ModuleCounter, RunRecorder, comparison_json, error_json, schema_id
+from ..transform.context import PassContext
+from ..transform.pipeline import parse_pipeline
+from .run_report import (
+    ModuleCounter,
+    RunRecorder,
+    comparison_json,
+    error_json,
+    schema_id,
+    steps_json,
+)
 from .schedule import resolve_schedule, runnable
 
 __all__ = ["CHECKS", "STATUSES", "BatchModelError", "ModelTimeoutError", "WorkerCrashError",
@@ -73,8 +82,6 @@ def read_spec(settings: Mapping[str, Any]) -> Any:
         from ..transform.inline_pipeline import parse_inline_pipeline
 
         return parse_inline_pipeline(pipeline["text"], "PIPELINE", out_dir)
-    from ..transform.pipeline import parse_pipeline
-
     return parse_pipeline(pipeline["text"], pipeline["source"], out_dir)
 
 
@@ -273,7 +280,6 @@ def _recorder(spec: Any, say: Any) -> Any:
 
 def _run_pipeline(spec: Any, recorder: Any, mod: Any) -> tuple[float, Any]:
     """Run ``spec`` on ``mod``, ``recorder`` last among the instruments: (seconds, result)."""
-    from ..transform.context import PassContext
 
     pipeline = spec.build()
     ctx = PassContext(opt_level=spec.opt_level, required_pass=spec.required_pass,
@@ -287,7 +293,6 @@ def _run_pipeline(spec: Any, recorder: Any, mod: Any) -> tuple[float, Any]:
 
 
 def _steps(recorder: Any, counter: ModuleCounter, failed: Any) -> list[dict[str, Any]]:
-    from .run_report import steps_json
 
     return steps_json(recorder.runs, recorder.seconds, counter, failed)
 

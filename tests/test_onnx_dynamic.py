@@ -37,41 +37,20 @@ onnx = pytest.importorskip(
 ort = pytest.importorskip(
     "onnxruntime", reason="the onnx extra is not installed (pip install 'relaypass[onnx]')")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, numpy_helper  # noqa: E402
 
 from relaypass.frontend import OnnxImportError, from_onnx, to_onnx  # noqa: E402
 from relaypass.frontend.onnx_context import ConversionContext  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from onnx_corpus import CORPUS, TRANSFORMER_CLASSES, export_transformer  # noqa: E402
+from onnx_helpers import model_of, node, run_ort  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
 rng = np.random.default_rng(15)
 
 
-def node(op_type, inputs, outputs, **attrs):
-    return helper.make_node(op_type, list(inputs), list(outputs), **attrs)
 
-
-def model_of(nodes, inputs, outputs, initializers=None, opset=17):
-    """``inputs`` maps names to (element type, shape with strings or None for dynamic axes)."""
-    graph = helper.make_graph(
-        nodes, "dynamic",
-        [helper.make_tensor_value_info(k, t, s) for k, (t, s) in inputs.items()],
-        [helper.make_empty_tensor_value_info(o) for o in outputs],
-        initializer=[numpy_helper.from_array(np.asarray(v), k)
-                     for k, v in (initializers or {}).items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
-
-
-def run_ort(model, feeds):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
 
 
 def typed(mod):

@@ -26,39 +26,19 @@ onnx = pytest.importorskip(
 ort = pytest.importorskip(
     "onnxruntime", reason="the onnx extra is not installed (pip install 'relaypass[onnx]')")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, numpy_helper  # noqa: E402
+from onnx_helpers import model_of, node, run_ort  # noqa: E402
 
 from relaypass.frontend import from_onnx  # noqa: E402
 
 rng = np.random.default_rng(11)
 
 
-def node(op_type, inputs, outputs, **attrs):
-    return helper.make_node(op_type, list(inputs), list(outputs), **attrs)
-
 
 def const(name, value):
     return node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(value)))
 
 
-def model_of(nodes, inputs, outputs, initializers=None, opset=17):
-    """``inputs`` maps names to (ONNX element type, shape with strings for dynamic axes)."""
-    graph = helper.make_graph(
-        nodes, "folding",
-        [helper.make_tensor_value_info(k, t, s) for k, (t, s) in inputs.items()],
-        [helper.make_empty_tensor_value_info(o) for o in outputs],
-        initializer=[numpy_helper.from_array(v, k) for k, v in (initializers or {}).items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
-
-
-def run_ort(model, feeds):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
 
 
 def ops_and_types(mod):

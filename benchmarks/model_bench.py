@@ -70,7 +70,7 @@ def time_pipeline(mod, pipeline, repeat: int):
                          disabled_pass=spec.disabled_pass, config=dict(spec.config),
                          instruments=[*pipeline.instruments, timing]):
             optimized = pipeline.sequential(mod)
-        records = timing.records()
+            records = timing.records()  # leaving the context clears them, as in TVM
         total = sum(r.total_ms for r in records if r.parent is None)
         passes = [(r.name, r.total_ms) for r in records if r.depth == 1] or \
                  [(r.name, r.total_ms) for r in records if r.parent is None]

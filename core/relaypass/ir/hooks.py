@@ -46,3 +46,7 @@ import_from_std: Callable[..., Any] = _unfilled("relaypass.frontend.prelude", "r
 #: expression of them (``op`` one of add, sub, mul, floordiv, mod, neg); NotImplemented when the
 #: other operand is not a dimension.
 dim_arith: Callable[[str, Any, Any], Any] = _unfilled("relaypass.ir.shape_expr")
+#: ``save_json(obj)`` and ``load_json(text)``: an IR object as JSON text and back; nodes and
+#: modules pickle through them, as TVM's objects do.
+save_json: Callable[[Any], str] = _unfilled("relaypass.ir.node_json")
+load_json: Callable[[str], Any] = _unfilled("relaypass.ir.node_json")

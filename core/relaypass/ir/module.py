@@ -272,6 +272,11 @@ class IRModule:
 
     shallow_copy = copy
 
+    def __reduce__(self) -> tuple:
+        # Through save_json, as nodes pickle: one document, so that a global variable in a body
+        # stays the module's own; which standard files were imported travels beside it.
+        return (_unpickle_module, (hooks.save_json(self), sorted(self._imports)))
+
     def same_as(self, other: object) -> bool:
         """Whether ``other`` is this very module, as TVM's ``same_as``.
 
@@ -291,3 +296,10 @@ class IRModule:
 
     def __repr__(self) -> str:
         return self.astext()
+
+
+def _unpickle_module(text: str, imports: list[str]) -> IRModule:
+    """The module a pickle holds (see ``IRModule.__reduce__``)."""
+    mod = hooks.load_json(text)
+    mod._imports.update(imports)
+    return mod

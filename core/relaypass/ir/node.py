@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any as _AnyT
 
+from . import hooks
 from .fields import DATA, Layout, compile_source, fields
 
 _init = object.__setattr__
@@ -75,6 +76,13 @@ class Node:
 
     def __deepcopy__(self, memo: dict) -> Node:
         return self
+
+    def __reduce__(self) -> tuple:
+        # Pickled as TVM pickles its objects, through save_json: one document for the whole
+        # graph keeps shared nodes shared (a variable stays one variable), a chain of any
+        # depth needs no recursion, and unpickling builds nodes through their constructors
+        # (which the immutability guard requires).  As in TVM, checked types are not kept.
+        return (hooks.load_json, (hooks.save_json(self),))
 
 
 class SourceName(str):

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._ffi.registry import object_type
+from . import hooks
 from .attrs import Attrs
 from .container import Map
 from .expr import Constant
@@ -241,3 +242,7 @@ def load_json(json_str: str) -> Any:
         reader.objects.append(reader.build(entry))
     root = doc["root"]
     return reader.objects[root]
+
+
+hooks.save_json = save_json
+hooks.load_json = load_json

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any as AnyT
 
 import numpy as np
 
 from ..errors import RelayPassError
+from ..gc_pause import gc_paused
 from ..ir.expr import Constant, Expr, Tuple, Var
 from ..ir.expr import Function as RelayFunction
 from ..ir.module import IRModule
@@ -69,17 +70,21 @@ def from_onnx(
     proto = _as_model(model, onnx)
     opset = _resolve_opset(proto, opset)
     graph = proto.graph
-    unsupported = _unsupported(graph, opset)
+    nodes = _read_nodes(graph)
+    impls: dict[str, Callable] = {}
+    unsupported = _unsupported(nodes, opset, impls)
     if unsupported:
         raise UnsupportedOperatorError(_unsupported_message(unsupported, opset), unsupported, opset)
-    return _GraphImporter(onnx, shape or {}, dtype, freeze_params, opset).run(graph)
+    with gc_paused():  # many small objects, no cycles: see relaypass.gc_pause
+        return _GraphImporter(onnx, shape or {}, dtype, freeze_params, opset).run(graph, nodes,
+                                                                                  impls)
 
 
 def unsupported_operators(model: AnyT, opset: int | None = None) -> dict[str, int]:
     """The operators of ``model`` the importer cannot convert, with how many nodes use each."""
     onnx = _import_onnx()
     proto = _as_model(model, onnx)
-    return _unsupported(proto.graph, _resolve_opset(proto, opset))
+    return _unsupported(_read_nodes(proto.graph), _resolve_opset(proto, opset), {})
 
 
 def supported_operators() -> dict[str, tuple[int, ...]]:
@@ -130,17 +135,35 @@ def _resolve_opset(model: AnyT, opset: int | None) -> int:
     return 1
 
 
-def _unsupported(graph: AnyT, opset: int) -> dict[str, int]:
+_Node = tuple  # (op_type, domain, name, input names, output names, AttributeProtos)
+
+
+def _read_nodes(graph: AnyT) -> list[_Node]:
+    """What the importer reads of each NodeProto, read once: protobuf builds new Python objects
+    at every read of a field, and the importer reads the names two or three times."""
+    return [(n.op_type, n.domain, n.name, n.input[:], n.output[:], n.attribute)  # [:]: lists
+            for n in graph.node]
+
+
+def _unsupported(nodes: Sequence[_Node], opset: int, impls: dict[str, Callable]
+                 ) -> dict[str, int]:
+    """How many nodes use each operator the importer cannot convert; ``impls`` gets the
+    converter of each operator it can (of the default domain), by name."""
     counts: dict[str, int] = {}
     known: dict[tuple[str, str], bool] = {}
-    for node in graph.node:
-        key = (node.domain, node.op_type)
+    for op_type, domain, *_ in nodes:
+        key = (domain, op_type)
         ok = known.get(key)
         if ok is None:
-            ok = known[key] = (node.domain in _DEFAULT_DOMAINS
-                               and converter_for(node.op_type, opset) is not None)
+            ok = False
+            if domain in _DEFAULT_DOMAINS:
+                impl = converter_for(op_type, opset)
+                if impl is not None:
+                    ok = True
+                    impls[op_type] = impl
+            known[key] = ok
         if not ok:
-            label = node.op_type if node.domain in _DEFAULT_DOMAINS else f"{node.domain}.{node.op_type}"
+            label = op_type if domain in _DEFAULT_DOMAINS else f"{domain}.{op_type}"
             counts[label] = counts.get(label, 0) + 1
     return counts
 
@@ -164,9 +187,9 @@ def _identifier(text: str) -> str:
     return name if not name[0].isdigit() else f"n{name}"
 
 
-def _attributes(node: AnyT, to_array) -> dict[str, AnyT]:
+def _attributes(attributes: AnyT, to_array) -> dict[str, AnyT]:
     out: dict[str, AnyT] = {}
-    for a in node.attribute:
+    for a in attributes:
         t = a.type
         if t == 0:  # very old models leave the type out; read the field that is set
             t = (_INTS if a.ints else _FLOATS if a.floats else _STRINGS if a.strings
@@ -216,7 +239,12 @@ def _array_reader(onnx):
         if (dtype is None or not tensor.HasField("raw_data") or tensor.data_location == external
                 or tensor.HasField("segment")):
             return to_array(tensor)
-        return np.frombuffer(tensor.raw_data, dtype=dtype).reshape(tensor.dims)
+        array = np.frombuffer(tensor.raw_data, dtype=dtype)
+        dims = tensor.dims
+        rank = len(dims)
+        if rank == 1 and array.size == dims[0]:  # already the shape: reshape would read dims
+            return array
+        return array.reshape(() if rank == 0 else dims)
 
     return read
 
@@ -237,14 +265,15 @@ class _GraphImporter:
         self._dim_values: dict[str, int] = {}
         self._ctx = ConversionContext(opset)
 
-    def run(self, graph: AnyT) -> tuple[IRModule, dict[str, np.ndarray]]:
+    def run(self, graph: AnyT, nodes: Sequence[_Node], impls: Mapping[str, Callable]
+            ) -> tuple[IRModule, dict[str, np.ndarray]]:
         table: dict[str, Expr] = {}
         init_names = {t.name for t in graph.initializer}
         inputs = self._inputs(graph, init_names, table)
-        params, param_vars = self._initializers(graph, table)
-        consumed = {name for node in graph.node for name in node.input}
+        consumed = {name for node in nodes for name in node[3]}
         consumed.update(o.name for o in graph.output)
-        self._convert_nodes(graph, table, consumed)
+        params, param_vars = self._initializers(graph, table, consumed)
+        self._convert_nodes(nodes, impls, table, consumed)
         outputs = []
         for o in graph.output:
             expr = table.get(o.name)
@@ -346,13 +375,12 @@ class _GraphImporter:
             var = self._size_vars[dim_param] = SizeVar(_identifier(dim_param))
         return var
 
-    def _initializers(self, graph: AnyT, table: dict[str, Expr]
+    def _initializers(self, graph: AnyT, table: dict[str, Expr], used: set[str]
                       ) -> tuple[dict[str, np.ndarray], list[Var]]:
+        """Constants of the initializers (parameters of those in ``used``, with
+        ``freeze_params=False``)."""
         params: dict[str, np.ndarray] = {}
         param_vars: list[Var] = []
-        if not self._freeze:
-            used = {name for node in graph.node for name in node.input}
-            used.update(o.name for o in graph.output)
         for tensor in graph.initializer:
             try:
                 array = self._to_array(tensor)
@@ -367,20 +395,17 @@ class _GraphImporter:
                 params[tensor.name] = array
         return params, param_vars
 
-    def _convert_nodes(self, graph: AnyT, table: dict[str, Expr], consumed: set[str]) -> None:
+    def _convert_nodes(self, nodes: Sequence[_Node], impls: Mapping[str, Callable],
+                       table: dict[str, Expr], consumed: set[str]) -> None:
         ctx = self._ctx
-        opset = ctx.opset
         to_array = self._to_array
-        impls: dict[str, AnyT] = {}
-        for index, node in enumerate(graph.node):
-            op_type = node.op_type
-            impl = impls.get(op_type)
-            if impl is None:
-                impl = impls[op_type] = converter_for(op_type, opset)
-            out_names = list(node.output)
-            ctx.begin_node(index, node.name, op_type, [bool(n) and n in consumed for n in out_names])
+        for index, node in enumerate(nodes):
+            op_type, _domain, node_name, in_names, out_names, attributes = node
+            impl = impls[op_type]
+            ctx.begin_node(index, node_name, op_type,
+                           tuple([bool(n) and n in consumed for n in out_names]))
             inputs: list[Expr | None] = []
-            for name in node.input:
+            for name in in_names:
                 if not name:
                     inputs.append(None)
                     continue
@@ -392,7 +417,7 @@ class _GraphImporter:
             while inputs and inputs[-1] is None:
                 inputs.pop()
             try:
-                result = impl(inputs, _attributes(node, to_array), ctx)
+                result = impl(inputs, _attributes(attributes, to_array) if attributes else {}, ctx)
             except OnnxImportError:
                 raise
             except RelayPassError as exc:

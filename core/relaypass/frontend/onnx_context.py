@@ -90,7 +90,8 @@ class ConversionContext:
         self.node_name = name
         self.op_type = op_type
         self.num_outputs = len(outputs_used)
-        self.outputs_used = tuple(outputs_used)
+        self.outputs_used = (outputs_used if type(outputs_used) is tuple
+                             else tuple(outputs_used))
 
     def finish_node(self, inputs: Sequence[Expr | None], results: list) -> list:
         """The node's results, each shape computation among them replaced by its value.
@@ -105,16 +106,30 @@ class ConversionContext:
         holds it once, as EliminateCommonSubexpr would make it.
         """
         derived = self._shape_derived
-        if self.op_type not in _SHAPE_SOURCES and not any(
-                x is not None and x in derived for x in inputs):
-            return results
+        if self.op_type not in _SHAPE_SOURCES:
+            for x in inputs:
+                if x is not None and x in derived:
+                    break
+            else:
+                return results
         out = []
         for r in results:
             if isinstance(r, Expr) and self._may_be_shape_value(r):
-                r = self._fold_shape_value(r)
-                if type(r) is Call and isinstance(r.op, Op) and not r.op.get_attr("TOpIsStateful"):
+                if (type(r) is Call and (type(r.op) is Op or isinstance(r.op, Op))
+                        and not r.op.get_attr("TOpIsStateful")):
+                    # Looked up before folding: a call met before was not folded, and this
+                    # one, computing the same from the same operands, would not be either.
                     key = (r.op, r.attrs, *map(_operand_key, r.args))
-                    r = self._shape_calls.setdefault(key, r)
+                    seen = self._shape_calls.get(key)
+                    if seen is not None:
+                        r = seen
+                    else:
+                        folded = self._fold_shape_value(r)
+                        if folded is r:
+                            self._shape_calls[key] = r
+                        r = folded
+                else:
+                    r = self._fold_shape_value(r)
                 derived.add(r)
             out.append(r)
         return out
@@ -200,38 +215,38 @@ class ConversionContext:
                 if a not in types:
                     if type(a) is not Constant:
                         break
-                    types[a] = self._compute_type(a)
+                    types[a] = self._constant_type(a)
             else:
-                ty = types[expr] = self._compute_type(expr)
+                ty = types[expr] = self._call_type(expr)
                 return ty
-        stack: list[tuple[Expr, bool]] = [(expr, False)]
+        # Bottom-up with an explicit stack: a node is typed once its operands are, which the
+        # operands pushed above it see to first (the last operand first).
+        stack: list[Expr] = [expr]
         while stack:
-            node, ready = stack.pop()
+            node = stack[-1]
             if node in types:
+                stack.pop()
                 continue
-            if ready:
-                types[node] = self._compute_type(node)
+            t = type(node)
+            if t is Constant:
+                types[node] = self._constant_type(node)
+                stack.pop()
                 continue
-            kids = _children(node)
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if k not in types)
+            waiting = len(stack)
+            for k in _children(node):
+                if k not in types:
+                    stack.append(k)
+            if len(stack) == waiting:
+                types[node] = self._call_type(node) if t is Call else self._compute_type(node)
+                stack.pop()
         return types[expr]
 
     def _compute_type(self, node: Expr) -> Type:
         types = self._types
-        if isinstance(node, Call):
-            relation = node.op.get_attr("FTypeRelation")
-            try:
-                return relation([types[a] for a in node.args], node.attrs)
-            except RelayPassError as exc:
-                raise self.error(str(exc)) from None
+        if type(node) is Call or isinstance(node, Call):
+            return self._call_type(node)
         if isinstance(node, Constant):
-            array = node.array
-            key = (array.shape, array.dtype)
-            ty = self._constant_types.get(key)
-            if ty is None:
-                ty = self._constant_types[key] = TensorType(array.shape, _dtype_name(array.dtype))
-            return ty
+            return self._constant_type(node)
         if isinstance(node, Var):
             if node.type_annotation is None:
                 raise self.error(f"variable %{node.name_hint} has no type")
@@ -242,7 +257,26 @@ class ConversionContext:
             return types[node.tuple_value].fields[node.index]
         raise self.error(f"cannot type a {type(node).__name__} at import time")
 
+    def _call_type(self, node: Call) -> Type:
+        """The type of a call whose arguments are typed, from its operator's relation."""
+        types = self._types
+        try:
+            return node.op.get_attr("FTypeRelation")([types[a] for a in node.args], node.attrs)
+        except RelayPassError as exc:
+            raise self.error(str(exc)) from None
+
+    def _constant_type(self, node: Constant) -> TensorType:
+        array = node.array
+        key = (array.shape, array.dtype)
+        ty = self._constant_types.get(key)
+        if ty is None:
+            ty = self._constant_types[key] = TensorType(array.shape, _dtype_name(array.dtype))
+        return ty
+
     def tensor_type(self, expr: Expr, what: str = "the input") -> TensorType:
+        ty = self._types.get(expr)
+        if type(ty) is TensorType:  # typed before: the common case, without a call
+            return ty
         ty = self.type_of(expr)
         if not isinstance(ty, TensorType):
             raise self.error(f"{what} must be a tensor, got {ty}")
@@ -251,13 +285,16 @@ class ConversionContext:
     def shape(self, expr: Expr) -> tuple:
         """The shape of a tensor expression: ints, size variables (and expressions of them) for
         dynamic axes, ``Any`` for extents nobody knows."""
-        return self.tensor_type(expr).shape
+        ty = self._types.get(expr)
+        return (ty if type(ty) is TensorType else self.tensor_type(expr)).shape
 
     def rank(self, expr: Expr) -> int:
-        return len(self.tensor_type(expr).shape)
+        ty = self._types.get(expr)
+        return len((ty if type(ty) is TensorType else self.tensor_type(expr)).shape)
 
     def dtype(self, expr: Expr) -> str:
-        return self.tensor_type(expr).dtype
+        ty = self._types.get(expr)
+        return (ty if type(ty) is TensorType else self.tensor_type(expr)).dtype
 
     def static_shape(self, expr: Expr, what: str = "the input") -> tuple[int, ...]:
         """The shape of ``expr`` as ints; an error when some extent is unknown."""
@@ -271,15 +308,33 @@ class ConversionContext:
     # --- static values ----------------------------------------------------------------------------
     def value(self, expr: Expr) -> np.ndarray | None:
         """The value of ``expr`` when it is known at import time (and small), else None."""
-        return _evaluate(self._values, expr, self._leaf_value, self._compute_value)  # type: ignore[return-value]
+        values = self._values
+        got = values.get(expr, _NO_VALUE)
+        if got is not _NO_VALUE:
+            return got  # type: ignore[return-value]
+        if type(expr) is Call and expr in self._types and expr.op.name not in _SHAPE_OPS:
+            # A typed call of operands evaluated before, one of them unknown (everything a
+            # dynamic shape computes): unknown too, whatever _leaf_value would say.
+            known = True
+            for a in expr.args:
+                got = values.get(a, _NO_VALUE)
+                if got is None:
+                    known = False
+                elif got is _NO_VALUE:
+                    break
+            else:
+                if not known:
+                    values[expr] = None
+                    return None
+        return _evaluate(values, expr, self._leaf_value,  # type: ignore[return-value]
+                         self._compute_value)
 
     def _leaf_value(self, node: Expr) -> object:
         """The value of a node whose arguments need not be evaluated (or None if unknowable)."""
-        if isinstance(node, Constant):
+        t = type(node)
+        if t is Constant:
             return node.array
-        if isinstance(node, Var):
-            return None
-        if isinstance(node, Call):
+        if t is Call or isinstance(node, Call):
             op = node.op
             if op.name in _SHAPE_OPS:
                 ty = self.type_of(node.args[0])
@@ -291,13 +346,19 @@ class ConversionContext:
                 return None
             if _static_size(self.type_of(node)) > STATIC_VALUE_LIMIT:
                 return None
+            return _NO_VALUE
+        if isinstance(node, Constant):
+            return node.array
+        if isinstance(node, Var):
+            return None
         return _NO_VALUE
 
     def _compute_value(self, node: Expr) -> object:
         values = self._values
         args = [values[k] for k in _children(node)]
-        if any(a is None for a in args):
-            return None
+        for a in args:
+            if a is None:
+                return None
         if isinstance(node, Tuple):
             return tuple(args)
         if isinstance(node, TupleGetItem):
@@ -344,10 +405,12 @@ class ConversionContext:
 
     def _symbolic_leaf(self, node: Expr) -> object:
         """The symbolic value of a node that needs no arguments' (None: it has none)."""
-        if isinstance(node, (Tuple, TupleGetItem)):
-            return _NO_VALUE
-        if isinstance(node, Var):
-            return None
+        t = type(node)
+        if t is not Call and t is not Constant:
+            if isinstance(node, (Tuple, TupleGetItem)):
+                return _NO_VALUE
+            if isinstance(node, Var):
+                return None
         ty = self.type_of(node)
         if not onnx_symbolic.tracks(ty):
             return None
@@ -376,8 +439,9 @@ class ConversionContext:
     def _compute_symbolic(self, node: Expr) -> object:
         symbols = self._symbols
         args = [symbols[k] for k in _children(node)]
-        if any(a is None for a in args):
-            return None
+        for a in args:
+            if a is None:
+                return None
         if isinstance(node, Tuple):
             return tuple(args)
         if isinstance(node, TupleGetItem):
@@ -385,12 +449,15 @@ class ConversionContext:
             return got[node.index] if isinstance(got, tuple) else None
         call = node
         dtypes = []
+        types = self._types
         for k in call.args:  # type: ignore[attr-defined]
-            ty = self.type_of(k)
-            dtypes.append(tuple(f.dtype for f in ty.fields) if isinstance(ty, TupleType)
+            ty = types.get(k) or self.type_of(k)
+            dtypes.append(ty.dtype if type(ty) is TensorType
+                          else tuple(f.dtype for f in ty.fields) if isinstance(ty, TupleType)
                           else ty.dtype)
+        out = self.tensor_type(call)
         return onnx_symbolic.evaluate(call.op.name, call.op.get_attr("FKernel"), args, dtypes,  # type: ignore[attr-defined]
-                                      call.attrs, self.dtype(call))  # type: ignore[attr-defined]
+                                      call.attrs, out.dtype, out.shape)  # type: ignore[attr-defined]
 
     def static_value(self, expr: Expr, what: str) -> np.ndarray:
         """The value of ``expr``, which this operator needs at import time; an error otherwise."""
@@ -403,10 +470,10 @@ class ConversionContext:
         return np.asarray(value)
 
     def static_ints(self, expr: Expr, what: str) -> list[int]:
-        value = self.static_value(expr, what)
+        value = expr.array if type(expr) is Constant else self.static_value(expr, what)
         if value.dtype.kind not in "iub":
             raise self.error(f"{what} must hold integers, got dtype {value.dtype}")
-        return [int(v) for v in value.reshape(-1)]
+        return [int(v) for v in value.reshape(-1).tolist()]
 
     def static_scalar(self, expr: Expr, what: str) -> float | int | bool:
         value = self.static_value(expr, what)
@@ -427,7 +494,23 @@ def _evaluate(memo: dict, expr: Expr, leaf, compute) -> object:
     got = memo.get(expr, _NO_VALUE)
     if got is not _NO_VALUE:
         return got
-    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    got = leaf(expr)
+    if got is not _NO_VALUE:
+        memo[expr] = got
+        return got
+    # The common case without the stack: a new call of operands met before, or of leaves (a
+    # new constant), taken in the order the stack below would take them.
+    kids = _children(expr)
+    for k in reversed(kids):
+        if k not in memo:
+            found = leaf(k)
+            if found is _NO_VALUE:
+                break
+            memo[k] = found
+    else:
+        got = memo[expr] = compute(expr)
+        return got
+    stack: list[tuple[Expr, bool]] = [(expr, True), *((k, False) for k in kids if k not in memo)]
     while stack:
         node, ready = stack.pop()
         if node in memo:

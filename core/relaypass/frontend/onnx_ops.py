@@ -1400,7 +1400,7 @@ class Gather(OnnxOpConverter):
         axis = _axis(attrs.get("axis", 0), len(shape), ctx)
         if isinstance(indices, Constant) and _static(shape[axis]):
             idx = indices.array
-            if (idx < 0).any():
+            if idx.size and idx.min() < 0:
                 indices = Constant(np.where(idx < 0, idx + shape[axis], idx).astype(idx.dtype))
             return _op.take(data, indices, axis=axis)
         return _op.take(data, indices, axis=axis, mode="wrap")

@@ -20,7 +20,10 @@ the scalars taken from them.
 Two kinds of operators are evaluated on such arrays: operators that only
 move elements (``take``, ``strided_slice``, ``concatenate``, ``reshape``...),
 by running their own kernel on an array of element *positions* and picking
-the entries it selects, so no slicing rule is written twice; and integer
+the entries it selects, so no slicing rule is written twice (those that
+keep the entries in order, ``reshape``, ``expand_dims``, ``squeeze`` and
+joining along the first axis, only reshape them to the shape their type
+relation computed); and integer
 arithmetic and comparisons, entry by entry, with the dimension algebra's
 operators.  Everything else is evaluated only when every argument is fully
 known, by its kernel, as the importer folds static values.
@@ -28,6 +31,7 @@ known, by its kernel, as the importer folds static values.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 
@@ -45,6 +49,10 @@ SYMBOLIC_LIMIT = 64
 _MOVES = frozenset({"take", "strided_slice", "concatenate", "reshape", "expand_dims", "squeeze",
                     "transpose", "reverse", "broadcast_to", "tile", "stack", "copy"})
 """Operators whose result elements are elements of their first argument (or of its fields)."""
+
+_KEEPS_ORDER = frozenset({"reshape", "expand_dims", "squeeze", "copy"})
+"""Moves whose result holds every element of their argument in the same order: only the shape
+changes, and that the type relation has computed."""
 
 _ARITH: dict[str, Callable[..., object]] = {
     "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
@@ -93,12 +101,17 @@ _ARITH.update({"divide": _divide, "trunc_divide": _divide, "minimum": _minmax(mi
 
 def dims_of(ty: TensorType) -> np.ndarray:
     """A tensor type's shape as a symbolic value (``Any`` extents unknown)."""
-    return np.array([entry(d) for d in ty.shape] or np.empty(0), dtype=object).reshape(-1)
+    out = np.empty(len(ty.shape), dtype=object)
+    out[:] = [entry(d) for d in ty.shape]
+    return out
 
 
 def entry(d: object) -> object:
     """A dimension or a number as an entry: an int, a symbolic dimension, or None."""
-    if d is None or type(d) is Any:
+    t = type(d)
+    if t is int or t is SizeVar:  # the common cases first: numbers, and a shape's variables
+        return d
+    if d is None or t is Any:
         return None
     if isinstance(d, SymbolicDim):
         return d
@@ -128,7 +141,10 @@ def same_dim(a: object, b: object) -> bool:
 
 def concrete(value: np.ndarray) -> bool:
     """Whether every entry of a symbolic value is a number."""
-    return all(v is not None and not isinstance(v, SymbolicDim) for v in value.flat)
+    for v in value.flat:
+        if v is None or isinstance(v, SymbolicDim):
+            return False
+    return True
 
 
 def tracks(ty: object) -> bool:
@@ -152,22 +168,35 @@ def numeric(value: np.ndarray, dtype: str) -> np.ndarray:
 
 def from_array(array: np.ndarray) -> np.ndarray:
     """A numpy array as a symbolic value (entries become Python numbers)."""
+    kind = array.dtype.kind
+    if kind in "biu" or kind == "f" and array.itemsize <= 8:
+        # numpy gives Python bools, ints and floats for these, which are their own entries
+        return array.astype(object)
     out = np.empty(array.size, dtype=object)
     out[:] = [entry(v) for v in array.reshape(-1).tolist()]
     return out.reshape(array.shape)
 
 
 def evaluate(op_name: str, kernel: Callable | None, args: Sequence, arg_dtypes: Sequence,
-             attrs: Attrs, out_dtype: str) -> np.ndarray | None:
+             attrs: Attrs, out_dtype: str, out_shape: tuple[int, ...] | None = None
+             ) -> np.ndarray | None:
     """The symbolic value of a call of ``op_name`` on symbolic values ``args``, or None.
 
     ``args`` are object arrays (or tuples of them, for a tuple argument);
     ``arg_dtypes`` their dtypes (tuples for tuples), for running the
-    operator's numpy ``kernel`` when everything is known.
+    operator's numpy ``kernel`` when everything is known.  ``out_shape`` is
+    the call's static shape, as its type relation gives it, when known.
     """
-    if all(_is_concrete(a) for a in args):
+    for a in args:
+        if not _is_concrete(a):
+            break
+    else:
         return _run_numeric(kernel, args, arg_dtypes, attrs)
     if op_name in _MOVES:
+        if out_shape is not None and kernel is not None:
+            kept = _kept_order(op_name, args, attrs, out_shape)
+            if kept is not None:
+                return kept
         return _move(kernel, args, arg_dtypes, attrs)
     if np.dtype(out_dtype).kind not in "iub":
         return None
@@ -185,8 +214,27 @@ def evaluate(op_name: str, kernel: Callable | None, args: Sequence, arg_dtypes: 
     return _elementwise(fn, args)
 
 
+def _kept_order(op_name: str, args: Sequence, attrs: Attrs,
+                out_shape: tuple[int, ...]) -> np.ndarray | None:
+    """The result of a move that keeps the order of the entries, in the shape its type
+    relation computed: what running the kernel on positions would pick, without running it.
+    Such are the moves of :data:`_KEEPS_ORDER`, and concatenating along the first axis (the
+    fields' entries laid end to end); None for any other move."""
+    first = args[0]
+    if op_name in _KEEPS_ORDER:
+        flat = first if type(first) is np.ndarray else None
+    elif op_name == "concatenate" and type(first) is tuple and first and attrs.axis in (
+            0, -first[0].ndim):
+        flat = np.concatenate([f.reshape(-1) for f in first])
+    else:
+        return None
+    if flat is None or flat.size != math.prod(out_shape):
+        return None
+    return flat.reshape(out_shape)
+
+
 def _is_concrete(arg: object) -> bool:
-    if isinstance(arg, tuple):
+    if type(arg) is tuple:
         return all(_is_concrete(a) for a in arg)
     return concrete(arg)  # type: ignore[arg-type]
 

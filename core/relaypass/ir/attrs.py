@@ -17,7 +17,7 @@ import numpy as np
 
 from . import hooks
 from .container import Map
-from .node import Node, _init
+from .node import Node, _init, slot_filler
 
 _SCALARS = frozenset({bool, int, float, str, type(None)})
 """The types of values that are already canonical and plain."""
@@ -65,7 +65,10 @@ class Attrs(Node, Mapping):
     ``"DictAttrs"`` for functions); equality compares the key and the fields.
     """
 
-    __slots__ = ("type_key", "_fields", "_hash", "_plain")
+    # ``__dict__`` holds the fields that no attribute of the class shadows (usually the very
+    # dict ``_fields`` is), so that ``attrs.axis`` is an ordinary attribute read: reading a
+    # field through ``__getattr__`` costs ten times more, and relations read them all the time.
+    __slots__ = ("type_key", "_fields", "_hash", "_plain", "__dict__")
 
     def __init__(self, fields: Mapping[str, Any] | None = None, type_key: str = "DictAttrs"):
         normalized = {}
@@ -81,13 +84,14 @@ class Attrs(Node, Mapping):
                     v = normalize_attr_value(v)
                     plain = plain and is_plain_value(v)
             normalized[k if type(k) is str else str(k)] = v
-        _init(self, "type_key", type_key)
-        _init(self, "_fields", normalized)
-        _init(self, "_hash", None)
-        _init(self, "_plain", plain)
+        _fill_attrs(self, type_key, normalized, None, plain)
+        shadowed = _ATTRS_NAMES if type(self) is Attrs else frozenset(dir(type(self)))
+        _init(self, "__dict__", normalized if shadowed.isdisjoint(normalized)
+              else {k: v for k, v in normalized.items() if k not in shadowed})
 
     def __getattr__(self, name: str) -> Any:
-        # Only called when the slot lookup failed, i.e. for field names.
+        # Only called when neither the class nor the fields in ``__dict__`` have the name: a
+        # missing field (a field shadowed by a method of the class reads as the method).
         try:
             return object.__getattribute__(self, "_fields")[name]
         except KeyError:
@@ -148,13 +152,22 @@ class Attrs(Node, Mapping):
     def __hash__(self) -> int:
         h = self._hash
         if h is None:
-            h = hash((self.type_key, tuple(sorted((k, _hashable(v)) for k, v in self._fields.items()))))
+            # Plain values hash as they are (field names are distinct: sorting never compares
+            # the values); others through _hashable.
+            items = (sorted(self._fields.items()) if self._plain
+                     else sorted((k, _hashable(v)) for k, v in self._fields.items()))
+            h = hash((self.type_key, tuple(items)))
             _init(self, "_hash", h)
         return h
 
     def __repr__(self) -> str:
         body = ", ".join(f"{k}={v!r}" for k, v in self._fields.items())
         return f"{self.type_key}({body})"
+
+
+_fill_attrs = slot_filler(Attrs, "type_key", "_fields", "_hash", "_plain")
+_ATTRS_NAMES = frozenset(dir(Attrs))
+"""The names the class resolves itself (methods, slots...): they win over fields."""
 
 
 def _hashable(value: Any) -> Any:

@@ -285,7 +285,8 @@ class TensorType(Type):
     _fields_ = fields(shape=DATA, dtype=DATA, span=SPAN)
 
     def __init__(self, shape: Iterable[object], dtype: str = "float32", span: Span | None = None):
-        shape_t = tuple([_dim(d) for d in shape])
+        # Dims taken from other types need no conversion: only numbers do.
+        shape_t = tuple([d if type(d) is IntImm or type(d) is SizeVar else _dim(d) for d in shape])
         dtype_s = DTYPE_NAMES.get(dtype) or canonical_dtype(dtype)  # type: ignore[call-overload]
         symbolic = False
         for d in shape_t:

@@ -163,11 +163,11 @@ def _take_kernel(args, attrs):
     elif axis < 0:
         axis += data.ndim
     extent = data.shape[axis]
-    idx = idx.astype(np.int64)
+    idx = idx.astype(np.int64, copy=False)
     if attrs.mode == "clip":
         if extent == 0:
             raise ValueError("take: cannot take from an axis of extent 0")
-        idx = np.clip(idx, 0, extent - 1)
+        idx = np.minimum(np.maximum(idx, 0), extent - 1)  # np.clip's checks cost 3x more
     elif attrs.mode == "wrap":
         idx = np.mod(idx, extent)
     else:

@@ -53,7 +53,11 @@ def expect_tensors(ty: Type, op_name: str) -> list[TensorType]:
     """The fields of a non-empty tuple of tensors (the argument of concatenate, stack)."""
     if not isinstance(ty, TupleType) or not ty.fields:
         raise fail(op_name, f"expects a non-empty tuple of tensors, got {ty}")
-    return [expect_tensor(f, f"{op_name}: field {i} of the tuple") for i, f in enumerate(ty.fields)]
+    fields = ty.fields
+    for i, f in enumerate(fields):
+        if type(f) is not TensorType:  # the message is built only for a field that is not one
+            expect_tensor(f, f"{op_name}: field {i} of the tuple")
+    return list(fields)
 
 
 def expect_float(t: TensorType, op_name: str, what: str = "the argument") -> None:

@@ -18,8 +18,8 @@ import numpy as np
 from ..ir.attrs import Attrs
 from ..ir.expr import Call, Constant, Expr
 from ..ir.op import REQUIRED, OpPattern, register_op, register_op_attr
-from ..ir.shape_expr import dim_add, dim_floordiv, dim_sub
-from ..ir.types import Any, Dim, TensorType, TupleType, Type
+from ..ir.shape_expr import SizeExpr, dim_add, dim_floordiv, dim_sub
+from ..ir.types import Any, Dim, IntImm, SizeVar, TensorType, TupleType, Type
 from . import dynamic
 from .builder import call, dynamic_arg, expr_arg, static_shape, tuple_arg
 from .layout import Layout, check_convertible, transform_array
@@ -146,12 +146,38 @@ def infer_reshape(
                        f"the -1 dimension cannot be inferred")
         else:
             oshape[infer_at] = total // others
-    in_size = dims_product(ishape)
-    out_size = dims_product(oshape)
-    if not is_any(in_size) and not is_any(out_size) and in_size != out_size:
+    in_size = _element_count(ishape)
+    out_size = _element_count(oshape)
+    if in_size is not None and out_size is not None and in_size != out_size:
         raise fail(op_name, f"cannot reshape a tensor of shape {shape_str(ishape)} "
                    f"({in_size} elements) to {shape_str(oshape)} ({out_size} elements)")
     return tuple(oshape)
+
+
+def _element_count(shape: Sequence[Dim]) -> Dim | None:
+    """``dims_product(shape)`` when that is a number, else None, without building the product
+    of the symbolic dims (the size check of every reshape asks this).
+
+    The product of size variables and expressions of them (polynomials with
+    at least one term) is never a number; times a number it is 0 when that
+    number is, and symbolic otherwise.  Anything else is left to ``dims_product``.
+    """
+    number = 1
+    symbolic = False
+    for d in shape:
+        t = type(d)
+        if t is IntImm or t is int:
+            number *= d
+        elif t is Any:
+            return None
+        elif t is SizeVar or (t is SizeExpr and d.terms):
+            symbolic = True
+        else:
+            size = dims_product(shape)
+            return None if is_any(size) else size
+    if symbolic and number != 0:
+        return None
+    return number
 
 
 def _exact_quotient(total: Dim, part: Dim) -> Dim:
@@ -379,21 +405,24 @@ def _concatenate_rel(arg_types: Sequence[Type], attrs: Attrs) -> Type:
         raise fail("concatenate", "cannot concatenate scalars")
     axis = normalize_axis(attrs.axis, ndim, "concatenate")
     shape = list(first.shape)
+    dtype = first.dtype
     total: Dim = 0
     for i, f in enumerate(fields):
-        if f.ndim != ndim:
+        fshape = f.shape
+        if len(fshape) != ndim:
             raise fail("concatenate", f"field {i} has rank {f.ndim}, field 0 has rank {ndim}")
-        if f.dtype != first.dtype:
+        if f.dtype != dtype:
             raise fail("concatenate", f"field {i} has dtype {f.dtype}, field 0 has {first.dtype}")
         for d in range(ndim):
             if d == axis:
                 continue
-            if not dims_equal_or_unknown(shape[d], f.shape[d]):
+            if not dims_equal_or_unknown(shape[d], fshape[d]):
                 raise fail("concatenate", f"field {i} has shape {shape_str(f.shape)}, which differs "
                            f"from field 0's {shape_str(first.shape)} in dimension {d}")
-            shape[d] = _merge_dim(shape[d], f.shape[d])
-        dim = f.shape[axis]
-        total = dim_add(total, dim)
+            shape[d] = _merge_dim(shape[d], fshape[d])
+        dim = fshape[axis]
+        # Numbers add as ints (the sum of shape vectors' lengths), the rest as dimensions.
+        total = total + dim if type(dim) is IntImm and type(total) is int else dim_add(total, dim)
     shape[axis] = total
     return TensorType(shape, first.dtype)
 

@@ -76,3 +76,31 @@ def test_partitioned_body_keeps_inner_sharing_in_post_order():
     body = func.body
     assert body.args[0] is body.args[1].args[0]
     assert body.args[0].args[0] is func.params[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_users_from_the_user_lists_agree_with_every_edge(seed):
+    expr = _random_dag(seed, 60)
+    graph = IndexedGraph(expr)
+    everyone = {}
+    for node in graph.nodes:
+        for kid in graph_module.node_inputs(node):
+            everyone.setdefault(kid, []).append(node)
+    lists = graph.user_map()
+    assert lists is not None
+    for node in graph.nodes:
+        assert sorted(map(graph.index.get, graph.users(node))) == sorted(
+            map(graph.index.get, everyone.get(node, [])))
+        if type(node) not in graph_module.LEAVES:
+            assert lists.get(node, []) == everyone.get(node, [])
+
+
+def test_a_program_with_a_let_has_no_user_lists_and_still_answers():
+    x = relay.var("x", shape=(2,))
+    v = relay.var("v")
+    body = relay.Let(v, relay.nn.relu(x), relay.add(v, v))
+    graph = IndexedGraph(body)
+    assert graph.user_map() is None
+    relu = next(node for node in graph.nodes if isinstance(node, relay.Call)
+                and node.op.name == "nn.relu")
+    assert graph.users(relu) == [graph.nodes[graph.index[v]]]

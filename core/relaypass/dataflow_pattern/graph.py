@@ -17,16 +17,23 @@ entry and exit numbers.
 
 from __future__ import annotations
 
-from relaypass.ir.expr import Call, Expr, Function, Let, children
+from relaypass.ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, Var, children
 from relaypass.ir.op import Op
 
-__all__ = ["IndexedGraph"]
+__all__ = ["LEAVES", "IndexedGraph", "node_inputs", "user_lists"]
 
 #: Nodes the search of :meth:`IndexedGraph.dominates` visits before asking the tree.
 LOCAL_DOMINANCE = 256
 
 
-def _inputs(node: Expr) -> tuple[Expr, ...]:
+#: Nodes whose users :func:`user_lists` does not list: nothing rewrites them, and an operator
+#: or a constant may have thousands.
+LEAVES = frozenset({Op, Constant, Var, GlobalVar})
+
+
+def node_inputs(node: Expr) -> tuple[Expr, ...]:
+    """What flows into ``node`` along the graph's edges (its callee and arguments, a
+    function's body ...)."""
     kind = type(node)
     if kind is Function:
         return (node.body,)
@@ -37,11 +44,32 @@ def _inputs(node: Expr) -> tuple[Expr, ...]:
     return tuple(children(node))
 
 
+def user_lists(nodes: list[Expr]) -> dict[Expr, list[Expr]] | None:
+    """The users of each of ``nodes`` but :data:`LEAVES`, once per use, along the graph's
+    edges; None when one of them is a ``let`` (whose value flows into its variable, an
+    edge between nodes that are not user and input)."""
+    users: dict[Expr, list[Expr]] = {}
+    get = users.get
+    for node in nodes:
+        kind = type(node)
+        if kind is Let:
+            return None
+        kids = node.args if kind is Call and type(node.op) is Op else node_inputs(node)
+        for kid in kids:
+            if type(kid) not in LEAVES:
+                found = get(kid)
+                if found is None:
+                    users[kid] = [node]
+                else:
+                    found.append(node)
+    return users
+
+
 class IndexedGraph:
     """Nodes of ``root`` by post-order index, their edges and post-dominators."""
 
     __slots__ = ("nodes", "index", "opaque", "_outputs", "_enter", "_leave", "_by_op",
-                 "_functions")
+                 "_functions", "_users")
 
     def __init__(self, root: Expr, opaque: frozenset[Function] = frozenset()) -> None:
         """``opaque``: functions whose insides are left out of the graph (each is a node with
@@ -55,15 +83,20 @@ class IndexedGraph:
         self._enter: list[int] | None = None
         self._by_op: dict[str, list[int]] | None = None
         self._functions: list[int] = []
+        self._users: dict[Expr, list[Expr]] | None = None
 
     @classmethod
-    def from_order(cls, nodes: list[Expr], index: dict[Expr, int]) -> IndexedGraph:
+    def from_order(cls, nodes: list[Expr], index: dict[Expr, int],
+                   users: dict[Expr, list[Expr]] | None = None) -> IndexedGraph:
         """The graph of ``nodes[-1]`` from an order the caller already has, without a walk.
 
         ``nodes`` must hold every node reachable from the last one exactly
-        once, each after its inputs; ``index`` numbers them.  Any such order
-        gives the same edges and post-dominators, so a rewriter that has just
-        rebuilt a program in order need not walk it again.
+        once, each after its inputs (and may hold leaves nothing uses);
+        ``index`` numbers them.  Any such order gives the same edges and
+        post-dominators, so a rewriter that has just rebuilt a program in
+        order need not walk it again.  ``users``, if the caller keeps them
+        (as :func:`user_lists` gives them), answer the questions about a
+        node's users without finding every node's.
         """
         graph = cls.__new__(cls)
         graph.nodes, graph.index = nodes, index
@@ -72,13 +105,14 @@ class IndexedGraph:
         graph._enter = None
         graph._by_op = None
         graph._functions = []
+        graph._users = users
         return graph
 
     def __len__(self) -> int:
         return len(self.nodes)
 
     def _edges(self) -> None:
-        """Each node's users by number (what :func:`_inputs` gives, turned round; a let's
+        """Each node's users by number (what :func:`node_inputs` gives, turned round; a let's
         value also flows into its variable)."""
         index = self.index
         outputs: list[list[int]] = [[] for _ in self.nodes]
@@ -95,26 +129,66 @@ class IndexedGraph:
                 outputs[index[node.body]].append(k)
                 outputs[index[node.value]].append(index[node.var])
             else:
-                for kid in _inputs(node):
+                for kid in node_inputs(node):
                     outputs[index[kid]].append(k)
         self._outputs = outputs
+
+    def user_map(self) -> dict[Expr, list[Expr]] | None:
+        """The users of each node but :data:`LEAVES` (:func:`user_lists`), found once, or
+        kept from :meth:`from_order`; None for a program with ``let``, or with functions
+        left out."""
+        if self._users is None and not self.opaque:
+            self._users = user_lists(self.nodes)
+        return self._users
+
+    def _outputs_at(self, k: int) -> list[int]:
+        """The users of node ``k`` by number: from the user lists, unless ``k`` is a leaf
+        (then from every node's, :meth:`_edges`)."""
+        outputs = self._outputs
+        if outputs is None:
+            node = self.nodes[k]
+            if type(node) not in LEAVES:
+                users = self.user_map()
+                if users is not None:
+                    index = self.index
+                    return [index[user] for user in users.get(node, ())]
+            self._edges()
+            outputs = self._outputs
+        return outputs[k]
 
     def _calls_by_op(self) -> dict[str, list[int]]:
         """The indices of the calls of each operator (and, in ``_functions``, of the functions)."""
         if self._by_op is None:
-            by_op: dict[str, list[int]] = {}
+            by_operator: dict[Op, list[int]] = {}
+            get = by_operator.get
+            functions = self._functions
             for k, node in enumerate(self.nodes):
                 kind = type(node)
-                if kind is Call and type(node.op) is Op:
-                    by_op.setdefault(node.op.name, []).append(k)
+                if kind is Call:
+                    op = node.op
+                    if type(op) is Op:
+                        found = get(op)
+                        if found is None:
+                            by_operator[op] = [k]
+                        else:
+                            found.append(k)
                 elif kind is Function:
-                    self._functions.append(k)
+                    functions.append(k)
+            by_op: dict[str, list[int]] = {}
+            for op, found in by_operator.items():
+                have = by_op.get(op.name)  # (two operators of one name: in order all the same)
+                by_op[op.name] = found if have is None else sorted(have + found)
             self._by_op = by_op
         return self._by_op
 
     def called_ops(self) -> set[str]:
         """The names of the operators the program calls."""
         return set(self._calls_by_op())
+
+    def calls_any(self, op_names: frozenset[str]) -> bool:
+        """Whether the program calls one of the operators ``op_names``."""
+        by_op = self._calls_by_op()
+        return any(name in by_op for name in op_names)
 
     def positions(self, op_names: frozenset[str]) -> list[int]:
         """Indices of the calls of the operators ``op_names`` and of all functions, ascending.
@@ -131,14 +205,12 @@ class IndexedGraph:
 
     def inputs_of(self, node: Expr) -> tuple[Expr, ...]:
         """What flows into ``node`` (its callee and arguments, a function's body ...)."""
-        return _inputs(node)
+        return node_inputs(node)
 
     def users(self, node: Expr) -> list[Expr]:
         """The nodes that take ``node`` as an input."""
-        if self._outputs is None:
-            self._edges()
         nodes = self.nodes
-        return [nodes[k] for k in self._outputs[self.index[node]]]
+        return [nodes[k] for k in self._outputs_at(self.index[node])]
 
     def escapes(self, members: set[Expr], root: Expr, shared: frozenset[type],
                 used_outside: list[Expr] | None = None) -> bool:
@@ -151,17 +223,13 @@ class IndexedGraph:
         the same (post-dominated by ``root``): a partitioner must keep those
         beside the function that copies them.
         """
-        outputs = self._outputs  # built when a group first has a node to ask about
         index = self.index
         nodes = self.nodes
         for node in members:
             if node is root or type(node) in shared:
                 continue
-            if outputs is None:
-                self._edges()
-                outputs = self._outputs
             outside = False
-            for k in outputs[index[node]]:
+            for k in self._outputs_at(index[node]):
                 user = nodes[k]
                 if user not in members:
                     if not self.dominates(root, user):
@@ -232,13 +300,11 @@ class IndexedGraph:
         top = index[node]
         if index[other] >= top:
             return False
-        if self._outputs is None:
-            self._edges()
-        outputs = self._outputs
+        outputs_at = self._outputs_at
         seen = {index[other]}
         stack = [index[other]]
         while stack:
-            users = outputs[stack.pop()]
+            users = outputs_at(stack.pop())
             if not users:
                 return False  # the end of a path that missed ``node``
             for k in users:

@@ -21,14 +21,22 @@ without that failure.
 Cost: a rewrite's pattern looks a few levels deep, so once it has run, it
 need look again only within that depth above what changed since
 (:class:`_Tracker`); the whole program is grouped again only when that look
-finds a callback that would change something.  A rewrite that changes the
-program rebuilds it once (every ancestor of a replacement is a new node)
-and the new node order comes out of that rebuild, so the program is walked
-only at the start.  On a DAG whose values are widely shared nearly every
-node is an ancestor of some replacement, so that rebuild costs about what
-building the program once costs; it is kept to that (:func:`_rebuild`), and
-the order it hands on may keep an operator no call uses any more rather
-than walk the program again to find out (:func:`_orphans`).
+finds a callback that would change something.  The first rewrite of a
+round that changes the program rebuilds it (every ancestor of a replacement
+is a new node) and the new node order comes out of that rebuild, so the
+program is walked only at the start.  On a DAG whose values are widely
+shared nearly every node is an ancestor of some replacement, so that
+rebuild costs about what building the program once costs; it is kept to
+that (:func:`_rebuild`), and the order it hands on may keep an operator no
+call uses any more rather than walk the program again to find out
+(:func:`_orphans`).  The later rewrites of the round that change the
+program update the calls that rebuild made in place (no callback has seen
+them, no one else holds them, and the program the round started from,
+which the round's end compares with, does not contain them), so each costs
+what it changes (:func:`_rebuild_in_place`).  A callback therefore reads
+through ``pre`` what its pattern matched (types, attributes, the matched
+nodes, as it was); below that, a node may already show this rewrite's
+changes.
 
 ``OpPattern(name)`` and ``OpAttrPattern(key, value)`` are the shorthands the
 standard rewrites are written with: ``is_op(name)`` and
@@ -38,6 +46,7 @@ standard rewrites are written with: ``is_op(name)`` and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from heapq import heappop, heappush
 
 from relaypass.ir.expr import (
     Call,
@@ -53,7 +62,7 @@ from relaypass.ir.node import slot_filler
 from relaypass.ir.op import Op
 from relaypass.ir.structural import structural_equal
 
-from .graph import IndexedGraph
+from .graph import LEAVES, IndexedGraph, node_inputs
 from .grouper import PatternGrouper
 from .matcher import CallFilter, DFPatternMatcher, call_filter, quick_check, run_deep_if_needed
 from .pattern import (
@@ -92,7 +101,12 @@ def OpAttrPattern(key: str, value: object) -> AttrPattern:  # noqa: N802
 
 
 class Match:
-    """What a group matched: the original (typed) nodes and their rewritten forms."""
+    """What a group matched: the original (typed) nodes and their rewritten forms.
+
+    ``pre`` gives each matched node as the rewrite found it; what lies below
+    the match may already carry the rewrite's changes (see the module's
+    docstring), so a callback decides from the match and builds from ``post``.
+    """
 
     __slots__ = ("nodes", "_rewritten")
 
@@ -338,28 +352,31 @@ class _Tracker:
         know.step = self.step
         know.unasked = unasked
 
-    def changed(self, memo: dict[Expr, Expr], marks: list[tuple[Expr, int]]) -> None:
-        """A rewrite changed the program: ``memo`` gives each node's new form."""
+    def changed(self, memo: dict[Expr, Expr], marks: list[tuple[Expr, int]],
+                index: dict[Expr, int]) -> None:
+        """A rewrite changed the program: ``memo`` gives each node's new form, ``index``
+        holds the nodes of the new program (where a callback answered with a node as it
+        was before, the old form of a node may stay beside the new one)."""
         self.step += 1
         steps = [know.step for know, r in zip(self.known, self.reaches)
                  if r is not None and know.step >= 0]
         oldest = min(steps, default=self.step)
-        kept = [(step, _by_operator((memo[node], d) for entries in buckets.values()
-                                    for node, d in entries))
-                for step, buckets in self.marks if step > oldest]
+        kept = [(step, _moved_on(buckets, memo, index)) for step, buckets in self.marks
+                if step > oldest]
         kept.append((self.step, _by_operator(marks)))
         self.marks = kept
         for know in self.known:
             if know.unasked:
-                know.unasked = [memo[node] for node in know.unasked]
+                know.unasked = [new for node in know.unasked
+                                for new in _forms(node, memo, index)]
 
-    def keeps(self, k: int, rewrite: Rewrite, graph: IndexedGraph) -> bool:
-        """Whether rewrite ``k`` would change nothing on ``graph`` (False: it may)."""
+    def keeps(self, k: int, rewrite: Rewrite, graph: IndexedGraph, fresh: set[Expr]) -> bool:
+        """Whether rewrite ``k`` would change nothing on ``graph`` (False: it may); the
+        nodes of the matches whose callback it asks leave ``fresh``."""
         know = self.known[k]
         needs = self.needs[k]
         if needs is not None:
-            nodes = graph.nodes
-            if not any(type(nodes[at]) is Call for at in graph.positions(needs)):
+            if not graph.calls_any(needs):
                 self.seen(k, [])  # nothing it could match
                 return True
         reach = self.reaches[k]
@@ -383,15 +400,21 @@ class _Tracker:
                 if node in index:
                     todo[node] = None
             if todo and not run_deep_if_needed(_all_keep, rewrite, list(todo), graph, calls,
-                                               quick):
+                                               quick, fresh):
                 return False
         know.step = self.step
         know.unasked = []
         return True
 
 
-def _by_operator(marks: Iterable[tuple[Expr, int]]) -> dict[str | None, list[tuple[Expr, int]]]:
-    buckets: dict[str | None, list[tuple[Expr, int]]] = {}
+Buckets = dict[str | None, list[tuple[Expr, int]]]
+
+
+def _by_operator(marks: Iterable[tuple[Expr, int]], buckets: Buckets | None = None) -> Buckets:
+    """``marks`` by the operator their node calls (None: not an operator call), added to
+    ``buckets`` if given."""
+    if buckets is None:
+        buckets = {}
     for node, d in marks:
         key = node.op.name if type(node) is Call and type(node.op) is Op else None
         found = buckets.get(key)
@@ -402,9 +425,38 @@ def _by_operator(marks: Iterable[tuple[Expr, int]]) -> dict[str | None, list[tup
     return buckets
 
 
+def _forms(node: Expr, memo: dict[Expr, Expr], index: dict[Expr, int]) -> list[Expr]:
+    """What ``node`` is in the new program: its new form, and itself if it stayed too."""
+    new = memo.get(node)
+    if new is None:
+        return [node]
+    return [new, node] if node in index else [new]
+
+
+def _moved_on(buckets: Buckets, memo: dict[Expr, Expr], index: dict[Expr, int]) -> Buckets:
+    """``buckets`` with each node replaced by its forms in the new program (:func:`_forms`);
+    a bucket none of whose nodes has a new form is kept as it is (after a rebuild in
+    place, most)."""
+    out: Buckets = {}
+    keys = memo.keys()
+    for name, entries in buckets.items():
+        if keys.isdisjoint([node for node, _ in entries]):
+            found = out.get(name)
+            if found is None:
+                out[name] = entries
+            else:
+                found.extend(entries)
+        else:
+            _by_operator([(new, d) for node, d in entries for new in _forms(node, memo, index)],
+                         out)
+    return out
+
+
 def _all_keep(rewrite: Rewrite, nodes: list[Expr], graph: IndexedGraph,
-              calls: CallFilter | None, quick: Callable[[Expr], bool] | None) -> bool:
-    """Whether ``rewrite``'s callback keeps each of ``nodes`` its pattern matches."""
+              calls: CallFilter | None, quick: Callable[[Expr], bool] | None,
+              fresh: set[Expr]) -> bool:
+    """Whether ``rewrite``'s callback keeps each of ``nodes`` its pattern matches (what the
+    callback is shown leaves ``fresh``)."""
     pattern = rewrite.pattern
     matcher = DFPatternMatcher(graph.nodes[-1], graph)
     for node in nodes:
@@ -415,6 +467,8 @@ def _all_keep(rewrite: Rewrite, nodes: list[Expr], graph: IndexedGraph,
         if not matcher.match(pattern, node):
             continue
         matched = {p: list(es) for p, es in matcher.memo.items()}
+        if fresh:
+            _shown(matched, fresh)
         try:
             out = rewrite.callback(node, node, Match(matched, {}))
         except Exception:  # noqa: BLE001  (undecided here: the run asks again, and reports)
@@ -452,14 +506,21 @@ class _RecordingGrouper(PatternGrouper):
 
 
 def _apply(rewrite: Rewrite, k: int, post: Expr, graph: IndexedGraph, typing: _Typing,
-           tracker: _Tracker) -> tuple[Expr, IndexedGraph | None]:
-    """``post`` with ``rewrite`` applied once, and its indexed graph (None: not built)."""
+           tracker: _Tracker, own: _InPlace) -> tuple[Expr, IndexedGraph | None]:
+    """``post`` with ``rewrite`` applied once, and its indexed graph (None: not built).
+
+    ``own``: what the rebuild may update in place (:class:`_InPlace`); what
+    the callbacks are about to see leaves it.
+    """
     grouper = _RecordingGrouper()
     run_deep_if_needed(grouper.group_matches, rewrite.pattern, post, graph)
     by_root = grouper.roots()
     tracker.seen(k, grouper.unasked(by_root))
     if not by_root:
         return post, graph
+    if own.calls:
+        for group in by_root.values():
+            _shown(group.matched, own.calls)
 
     def at_root(pre: Expr, rebuilt: Expr, memo: dict[Expr, Expr]) -> Expr:
         out = rewrite.callback(pre, rebuilt, Match(by_root[pre].matched, memo))
@@ -468,20 +529,46 @@ def _apply(rewrite: Rewrite, k: int, post: Expr, graph: IndexedGraph, typing: _T
                                 "not a Relay expression")
         return out if out is rebuilt else typing.typed(pre, out)
 
-    done = _rebuild(graph, at_root, by_root, tracker.reach, tracker.calls_only)
+    done = _rebuild(graph, at_root, by_root, tracker.reach, tracker.calls_only, own)
     if done is None:
         return post, graph
     new_graph, memo, marks = done
     if typing.stale:
         return new_graph.nodes[-1], None
-    tracker.changed(memo, marks)
+    tracker.changed(memo, marks, new_graph.index)
     return new_graph.nodes[-1], new_graph
+
+
+class _InPlace:
+    """What the rebuilds of one round may update in place, and who uses what.
+
+    ``calls``: the operator calls built by this round's rebuilds that no
+    callback has seen (nor anyone else: they are not in the program the
+    round started from); ``users``: the users of each node of the current
+    program but leaves, once per use (None until a rebuild in place needs
+    them), which lead a rebuild to what a change reaches and tell it what a
+    replacement cut off, without walking the program.
+    """
+
+    __slots__ = ("calls", "users")
+
+    def __init__(self) -> None:
+        self.calls: set[Expr] = set()
+        self.users: dict[Expr, list[Expr]] | None = None
+
+
+def _shown(matched: dict[DFPattern, list[Expr]], fresh: set[Expr]) -> None:
+    """The nodes of a match, handed to a callback, are never updated in place from now on."""
+    for nodes in matched.values():
+        fresh.difference_update(nodes)
 
 
 #: A rebuilt operator call: every slot of a :class:`Call` filled at once, its type included
 #: (what the constructor and ``set_checked_type`` do in two steps).
 _fill_call = slot_filler(Call, "op", "args", "attrs", "type_args", "span", "_checked_type")
 _new_call = Call.__new__
+#: An operator call's arguments, set on a call this round built (see :func:`_rebuild`).
+_set_args = slot_filler(Call, "args")
 
 
 def _orphans(post: Expr, out: Expr, keep_ops: bool) -> bool:
@@ -498,7 +585,8 @@ def _orphans(post: Expr, out: Expr, keep_ops: bool) -> bool:
 
 
 def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr]], Expr],
-             roots: dict[Expr, object], reach: int, keep_ops: bool = False
+             roots: dict[Expr, object], reach: int, keep_ops: bool = False,
+             own: _InPlace | None = None
              ) -> tuple[IndexedGraph, dict[Expr, Expr], list[tuple[Expr, int]]] | None:
     """The program rebuilt with each root's replacement, or None when every root keeps itself.
 
@@ -514,9 +602,15 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
     operator that loses its last call may stay in the order (:func:`_orphans`).
 
     On a DAG nearly every node lies above some replacement, so this loop
-    rebuilds the whole program each time a rewrite changes it: it does the
-    least per node it can (one memo look-up per input, the rebuilt call
-    filled in place with its type, the new index grown as the nodes come).
+    would rebuild the whole program each time a rewrite changes it.  It does
+    the least per node it can (one memo look-up per input, the rebuilt call
+    filled in place with its type, the new index grown as the nodes come),
+    and with ``own`` it rebuilds only once a round: an operator call of
+    ``own.calls`` (built by an earlier rebuild of this round, seen by no
+    callback, not in the program the round started from, nor in anyone
+    else's hands) takes its new arguments in place and stays the node it
+    was, so its users need no new node either
+    (:func:`_rebuild_in_place`).  Each call it builds joins ``own.calls``.
     """
     index = graph.index
     nodes = graph.nodes
@@ -570,6 +664,15 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
         return early
 
     node = nodes[first]
+    if own is not None and own.calls:
+        if own.users is None:
+            own.users = graph.user_map()
+        if own.users is not None:
+            own.calls.difference_update(roots)
+            return _rebuild_in_place(graph, at_root, roots, reach, keep_ops, own, first, out)
+    fresh_add = own.calls.add if own is not None else None
+    if own is not None:
+        own.users = None  # (found again when first needed)
     memo[node] = out
     near[node] = 0
     out_of_turn = place(out, first)
@@ -578,6 +681,7 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
     # The roots' places in order, to meet them without looking each node up.
     at_roots = iter(sorted(index[r] for r in roots if index[r] > first))
     next_root = next(at_roots, -1)
+    changed = memo.keys()
     for k in range(first + 1, len(nodes)):
         node = nodes[k]
         kind = type(node)
@@ -585,26 +689,22 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
         op_call = kind is Call and type(node.op) is Op
         kids = node.args if op_call else kind._layout_.children(node)
         post = node
-        for kid in kids:
-            if kid in memo:
-                new_kids = tuple([new_form(x, x) for x in kids])
-                if op_call:
-                    post = _new_call(Call)
-                    _fill_call(post, node.op, new_kids, node.attrs, node.type_args,
-                               node.span, node._checked_type)
-                else:
-                    post = rebuild(node, new_kids)
-                    if node._checked_type is not None:
-                        set_checked_type(post, node._checked_type)
-                d = limit
-                for x in kids:
-                    below = near_get(x)
-                    if below is not None and below < d - 1:
-                        d = below + 1
-                if d <= reach:
-                    near[node] = d
-                    marks.append((post, d))
-                break
+        if not changed.isdisjoint(kids):
+            new_kids = tuple([new_form(x, x) for x in kids])
+            if op_call:
+                post = _new_call(Call)
+                _fill_call(post, node.op, new_kids, node.attrs, node.type_args,
+                           node.span, node._checked_type)
+                if fresh_add is not None and k != next_root:  # (a root's: its callback's)
+                    fresh_add(post)
+            else:
+                post = rebuild(node, new_kids)
+                if node._checked_type is not None:
+                    set_checked_type(post, node._checked_type)
+            d = _distance(kids, near_get, limit)
+            if d <= reach:
+                near[node] = d
+                marks.append((post, d))
         if k == next_root:
             next_root = next(at_roots, -1)
             out = at_root(node, post, memo)
@@ -624,15 +724,279 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
         new_index[post] = len(order)
         append(post)
     root = new_form(nodes[-1], nodes[-1])
+    return _finish(order, new_index, root, orphans, marks, memo)
+
+
+def _distance(kids: Sequence[Expr], near_get: Callable[[Expr], int | None], limit: int) -> int:
+    """One more than the least distance of ``kids`` to a replacement below (``limit`` at
+    most: none within reach)."""
+    d = limit
+    for x in kids:
+        below = near_get(x)
+        if below is not None and below < d - 1:
+            d = below + 1
+    return d
+
+
+def _finish(order: list[Expr], new_index: dict[Expr, int] | None, root: Expr, orphans: bool,
+            marks: list[tuple[Expr, int]], memo: dict[Expr, Expr],
+            users: dict[Expr, list[Expr]] | None = None
+            ) -> tuple[IndexedGraph, dict[Expr, Expr], list[tuple[Expr, int]]]:
+    """The new graph from its order (numbered, or None), less what no longer reaches the
+    root when a replacement may have cut something off (``users``: see
+    :meth:`IndexedGraph.from_order`)."""
     if orphans or order[-1] is not root:
         live = {root}
         for node in reversed(order):
             if node in live:
                 live.update(type(node)._layout_.children(node))
         order = [node for node in order if node in live]
-        new_index = {node: k for k, node in enumerate(order)}
+        new_index = None
+    if new_index is None:
+        new_index = dict(zip(order, range(len(order))))
     marks = [(node, d) for node, d in marks if node in new_index]
-    return IndexedGraph.from_order(order, new_index), memo, marks
+    return IndexedGraph.from_order(order, new_index, users), memo, marks
+
+
+def _kids(node: Expr) -> Sequence[Expr]:
+    """What :func:`_copy` rebuilds ``node`` over: an operator call's arguments, the children
+    of anything else."""
+    if type(node) is Call and type(node.op) is Op:
+        return node.args
+    return type(node)._layout_.children(node)
+
+
+def _copy(node: Expr, kids: Sequence[Expr]) -> Expr:
+    """``node`` rebuilt over ``kids`` (as :func:`_kids` gives them), with its type."""
+    if type(node) is Call and type(node.op) is Op:
+        post = _new_call(Call)
+        _fill_call(post, node.op, tuple(kids), node.attrs, node.type_args, node.span,
+                   node._checked_type)
+        return post
+    post = rebuild(node, kids)
+    if node._checked_type is not None:
+        set_checked_type(post, node._checked_type)
+    return post
+
+
+def _rebuild_in_place(graph: IndexedGraph,
+                      at_root: Callable[[Expr, Expr, dict[Expr, Expr]], Expr],
+                      roots: dict[Expr, object], reach: int, keep_ops: bool, own: _InPlace,
+                      first: int, out: Expr
+                      ) -> tuple[IndexedGraph, dict[Expr, Expr], list[tuple[Expr, int]]]:
+    """:func:`_rebuild` from the first replacement on, updating the calls of ``own`` in place.
+
+    The same program, memo and marks as rebuilding every node above a
+    replacement would give (a call updated in place stands for its copy),
+    and the same order but for leaves nothing uses any more (which no
+    pattern of calls can match, see ``keep_ops``), for the cost of the nodes
+    that change: only the roots and the users of nodes that changed or lie
+    within ``reach`` of a replacement are visited, in order
+    (``own.users``); the new order is the old one with the changed places
+    spliced in (``events``: what takes each changed place); and what a
+    replacement cut off is what is left without users.
+
+    A callback that answers with its own ``pre`` (Relay's SimplifyBinomial
+    does) asks for the match as it was before this rewrite: what was updated
+    in place below it is copied back as it was (:func:`_as_before`).  So
+    that ``pre`` and ``post`` differ wherever they could, a root met after
+    an update in place gets a copy as its ``post``.
+    """
+    index = graph.index
+    nodes = graph.nodes
+    fresh = own.calls
+    users = own.users
+    memo = _Same()  # old node -> its new form, only where that is another node
+    new_form = memo.get
+    near: dict[Expr, int] = {}  # as in _rebuild
+    near_get = near.get
+    marks: list[tuple[Expr, int]] = []
+    events: dict[int, list[Expr]] = {}  # old place -> the nodes that take it in the new order
+    moved: set[Expr] = set()  # nodes in the new order away from an old place of their own
+    was: dict[Expr, tuple[Expr, ...]] = {}  # call updated in place -> its arguments before
+    unused: list[Expr] = []  # nodes that lost their last user
+    limit = reach + 1
+    todo = sorted(index[r] for r in roots if index[r] > first)  # places to visit, a heap
+    queued = set(todo)
+
+    def look_above(node: Expr, k: int) -> None:
+        # ``node`` changed or lies near a replacement: its users after ``k`` must look.
+        for user in users.get(node, ()):
+            at = index.get(user)
+            if at is not None and at > k and at not in queued:
+                queued.add(at)
+                heappush(todo, at)
+
+    def use(node: Expr) -> None:
+        for kid in node_inputs(node):
+            if type(kid) not in LEAVES:
+                found = users.get(kid)
+                if found is None:
+                    users[kid] = [node]
+                else:
+                    found.append(node)
+
+    def unuse(node: Expr) -> None:
+        for kid in node_inputs(node):
+            if type(kid) not in LEAVES:
+                found = users[kid]
+                found.remove(node)
+                if not found:
+                    unused.append(kid)
+
+    def placed(node: Expr, k: int) -> bool:
+        # In the new order before place ``k``'s turn.
+        if node in moved:
+            return True
+        at = index.get(node)
+        return at is not None and at < k and node not in memo
+
+    def place(top: Expr, k: int) -> tuple[list[Expr], bool]:
+        # As in _rebuild: ``top`` and what below it is not placed yet, in post-order, and
+        # whether an old node at or after ``k`` was among them (its own place is then
+        # left empty).  What joins the program uses its inputs.
+        seq: list[Expr] = []
+        early = False
+        stack: list[tuple[Expr, bool]] = [(top, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                if not placed(node, k):
+                    at = index.get(node)
+                    if at is None or node in memo:
+                        use(node)
+                    moved.add(node)
+                    seq.append(node)
+                    if at is None:
+                        marks.append((node, 0))
+                    elif at >= k:
+                        early = True
+                        events.setdefault(at, [])
+                continue
+            if placed(node, k):
+                continue
+            stack.append((node, True))
+            for kid in reversed(type(node)._layout_.children(node)):
+                if not placed(kid, k):
+                    stack.append((kid, False))
+        return seq, early
+
+    def replace(node: Expr, post: Expr, out: Expr, k: int) -> None:
+        # ``out`` takes the place of root ``node`` (whose rebuilt form is ``post``).
+        if out is not node:
+            memo[node] = out
+        near[node] = 0
+        events[k], _ = place(out, k)
+        if out is not node:
+            unuse(node)
+        if post is not node:
+            # (Rebuilt for the callback alone: the new forms it was built over may have no use.)
+            unused.extend(kid for kid in node_inputs(post)
+                          if type(kid) not in LEAVES and not users.get(kid))
+        look_above(node, k)
+
+    replace(nodes[first], nodes[first], out, first)
+    while todo:
+        k = heappop(todo)
+        node = nodes[k]
+        kind = type(node)
+        op_call = kind is Call and type(node.op) is Op
+        kids = node.args if op_call else kind._layout_.children(node)
+        is_root = node in roots
+        post = node
+        if not memo.keys().isdisjoint(kids):
+            new_kids = tuple([new_form(x, x) for x in kids])
+            if op_call and not is_root and node in fresh and node not in moved:
+                was[node] = kids
+                unuse(node)
+                _set_args(node, new_kids)
+                use(node)
+            else:
+                post = _copy(node, new_kids)
+                if op_call and not is_root:
+                    fresh.add(post)
+        d = _distance(kids, near_get, limit)
+        if d <= reach:
+            near[node] = d
+            marks.append((post, d))
+        if is_root:
+            if post is node and was:
+                # Something below may have changed in place: the callback must be able to
+                # tell ``pre`` (as it was) from ``post`` (as it is), as it would on copies.
+                post = _copy(node, kids)
+            out = at_root(node, post, memo)
+            if out is node and was:
+                out = _as_before(node, was, index)
+            if out is not post:
+                replace(node, post, out, k)
+                continue
+        if post is not node:
+            memo[node] = post
+            moved.add(post)
+            events[k] = [post]
+            use(post)
+            unuse(node)
+        if post is not node or d <= reach:
+            look_above(node, k)
+    last = len(nodes) - 1
+    root = nodes[last]
+    if root not in memo:
+        # What changed below was updated in place: the program is a new node all the same.
+        new_root = _copy(root, _kids(root))
+        memo[root] = new_root
+        moved.add(new_root)
+        events[last] = [new_root if n is root else n for n in events.get(last, [root])]
+        marks = [(new_root if n is root else n, d) for n, d in marks]
+        use(new_root)
+        unuse(root)
+    root = memo[root]
+    # What lost its last user left the program, and with it the uses it made.
+    dead: set[Expr] = set()
+    while unused:
+        node = unused.pop()
+        if (users.get(node) or node in dead or node is root
+                or not (node in moved or (node in index and node not in memo))):
+            continue
+        dead.add(node)
+        unuse(node)
+        if node not in moved:
+            events[index[node]] = []  # (its own place: nothing else takes it)
+    order: list[Expr] = []
+    at = 0
+    for k in sorted(events):
+        order += nodes[at:k]
+        seq = events[k]
+        order += [node for node in seq if node not in dead] if dead else seq
+        at = k + 1
+    order += nodes[at:]
+    if not keep_ops:
+        return _finish(order, None, root, True, marks, memo, users)
+    new_index = dict(zip(order, range(len(order))))
+    marks = [(node, d) for node, d in marks if node in new_index]
+    return IndexedGraph.from_order(order, new_index, users), memo, marks
+
+
+def _as_before(top: Expr, was: dict[Expr, tuple[Expr, ...]], index: dict[Expr, int]) -> Expr:
+    """``top`` as it was before the calls of ``was`` took new arguments in place (copies of
+    what that changed, ``top`` itself if nothing)."""
+    low = min(index[node] for node in was)
+    done: dict[Expr, Expr] = {}
+    stack: list[tuple[Expr, bool]] = [(top, False)]
+    while stack:
+        node, expanded = stack.pop()
+        kids = was.get(node)
+        if kids is None:
+            kids = _kids(node)
+        if expanded:
+            old = [done.get(kid, kid) for kid in kids]
+            if node in was or any(a is not b for a, b in zip(old, kids)):
+                done[node] = _copy(node, old)
+            continue
+        if node in done or index.get(node, -1) < low:
+            continue
+        stack.append((node, True))
+        stack.extend((kid, False) for kid in kids if kid not in done)
+    return done.get(top, top)
 
 
 # --- the driver -----------------------------------------------------------------------------
@@ -670,6 +1034,9 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
     quiet = 0  # rewrites run in a row on this very program without changing it
     for _ in range(MAX_ROUNDS):
         last = post
+        # What the rebuilds of this round may update in place (never part of ``last``, which
+        # so stays as it was).
+        own = _InPlace()
         for k, rewrite in enumerate(rewrites):
             if quiet >= count:
                 return post
@@ -677,14 +1044,15 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
                 post = infer_types(post)
                 typed = True
                 graph = None
+                own = _InPlace()
             if graph is None:
                 graph = IndexedGraph(post)
                 tracker.reset()
-            if tracker.keeps(k, rewrite, graph):
+            if tracker.keeps(k, rewrite, graph, own.calls):
                 quiet += 1
                 continue
             typing = _Typing(type_new)
-            new, new_graph = _apply(rewrite, k, post, graph, typing, tracker)
+            new, new_graph = _apply(rewrite, k, post, graph, typing, tracker, own)
             if new is not post:
                 post = new
                 typed = not typing.stale and type_new is not None

@@ -10,7 +10,10 @@ merge too.  Two rewritten nodes are merged when
   tuples whose fields are pairwise the same node or equal scalar constants;
 * both are projections with the same index of the same node.
 
-The later node is replaced by the earlier one.  Never merged: calls without
+The later node is replaced by the earlier one, which has its type, so the
+nodes rebuilt over it keep theirs (:func:`~relaypass.transform.infer_type_local.carry_type`):
+the function comes back typed, and the typing that ends the pass has nothing
+to do.  Never merged: calls without
 arguments, calls of anything but an operator (functions, closures, globals),
 calls of stateful operators (``TOpIsStateful``, such as ``nn.dropout``), and
 whatever the optional ``fskip`` callback returns true for (it is asked, as in
@@ -28,12 +31,15 @@ what a program computes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import is_
 
 from relaypass.functor import MixedModeMutator
 from relaypass.ir.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem
+from relaypass.ir.fields import rebuild
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.transform import pass_constructor
+from relaypass.transform.infer_type_local import carry_type
 
 __all__ = ["EliminateCommonSubexpr", "eliminate_common_subexpr"]
 
@@ -49,6 +55,10 @@ def _scalar_key(arg: Expr) -> object:
     return arg
 
 
+#: The kinds of arguments whose key is not the node itself (see :func:`_arg_key`).
+_KEYED = frozenset((Constant, Tuple))
+
+
 def _arg_key(arg: Expr) -> object:
     if type(arg) is Tuple:
         return ("tuple", tuple(_scalar_key(f) for f in arg.fields))
@@ -62,19 +72,42 @@ class _CommonSubexprEliminator(MixedModeMutator):
         self.calls: dict[tuple, Call] = {}
         self.projections: dict[tuple[Expr, int], TupleGetItem] = {}
 
+    def visit_call(self, call: Call) -> Expr:
+        # MixedModeMutator's visit_call (the callee, then the arguments, rebuilt if one
+        # changed), written out: this runs for every call of the program.
+        op = call.op
+        if type(op) is not Op:
+            op = self.visit(op)
+        memo = self.memo_map
+        visit = self.visit
+        args = [memo[a] if a in memo else visit(a) for a in call.args]
+        if op is call.op and all(map(is_, args, call.args)):
+            return self.rewrite_call(call, call)
+        return self.rewrite_call(call, carry_type(call, rebuild(call, (op, *args))))
+
     def rewrite_call(self, pre: Call, post: Expr) -> Expr:
         op = post.op
-        if type(op) is not Op or not post.args or op._attrs.get("TOpIsStateful"):
+        args = post.args
+        if type(op) is not Op or not args or op._attrs.get("TOpIsStateful"):
             return post
         if self.fskip is not None and self.fskip(post):
             return post
-        key = (op, post.attrs, tuple(_arg_key(a) for a in post.args))
+        key = (op, post.attrs, tuple([a if type(a) not in _KEYED else _arg_key(a) for a in args]))
         return self.calls.setdefault(key, post)
 
+    def rewrite_tuple(self, pre: Tuple, post: Expr) -> Expr:
+        return post if post is pre else carry_type(pre, post)
+
     def rewrite_tuple_getitem(self, pre: TupleGetItem, post: Expr) -> Expr:
+        if post is not pre:
+            post = carry_type(pre, post)
         if self.fskip is not None and self.fskip(post):
             return post
         return self.projections.setdefault((post.tuple_value, post.index), post)
+
+    def visit_function(self, func: Function) -> Expr:
+        post = self.mutate_children(func)
+        return post if post is func else carry_type(func, post)
 
 
 def eliminate_common_subexpr(expr: Expr, fskip: Skip | None = None) -> Expr:

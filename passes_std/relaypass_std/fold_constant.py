@@ -24,6 +24,11 @@ never recurses along dataflow or let chains:
 * an If whose condition folds to a constant becomes the branch it selects;
 * nothing inside a function marked ``Primitive`` changes.
 
+A typed function comes back typed: a folded value is a Constant typed from
+its array, and a node rebuilt over children of the types they had keeps its
+type (:func:`~relaypass.transform.infer_type_local.carry_type`), so the
+typing that ends the pass finds nothing to do.
+
 Types are needed only for ``shape_of``/``ndarray_size`` of a non-constant.
 They are read from ``checked_type`` (or a variable's annotation); when a
 function has such a call and no types, it is typed once with InferType
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from operator import is_
 
 import numpy as np
 
@@ -55,12 +61,14 @@ from relaypass.ir.expr import (
     Tuple,
     TupleGetItem,
     Var,
+    set_checked_type,
 )
 from relaypass.ir.fields import rebuild
 from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
-from relaypass.ir.types import TensorType
+from relaypass.ir.types import TensorType, TupleType
 from relaypass.transform import pass_constructor
+from relaypass.transform.infer_type_local import carry_type
 
 __all__ = ["ConstantChecker", "FoldConstant", "fold_constant"]
 
@@ -128,14 +136,24 @@ def _to_value(expr: Expr) -> object:
 
 
 def _to_expr(value: object) -> Expr:
-    """A kernel result as an expression: a Constant or a Tuple of them."""
+    """A kernel result as an expression: a Constant or a Tuple of them, typed."""
     if isinstance(value, (tuple, list)):
-        return Tuple([_to_expr(v) for v in value])
+        tup = Tuple([_to_expr(v) for v in value])
+        set_checked_type(tup, TupleType([f.checked_type for f in tup.fields]))
+        return tup
     arr = np.asarray(value)
     if arr.base is None and arr.flags.writeable:
         # A fresh result nobody else holds: the Constant may keep it without a copy.
         arr.flags.writeable = False
-    return Constant(arr)
+    return _typed_constant(arr)
+
+
+def _typed_constant(arr: np.ndarray) -> Constant:
+    """A Constant of ``arr`` with the type InferType gives it (its users can keep theirs)."""
+    const = Constant(arr)
+    data = const.array
+    set_checked_type(const, TensorType(data.shape, str(data.dtype)))
+    return const
 
 
 def _static_shape(expr: Expr) -> tuple[int, ...] | None:
@@ -161,9 +179,12 @@ class _Folder(MixedModeMutator):
         # Relay's Rewrite_(pre, post) for calls, deciding before ``post`` is built, so that
         # a call that folds never allocates its rebuilt version.
         visit = self.visit
-        op = visit(call.op)
-        args = [visit(a) for a in call.args]
-        unchanged = op is call.op and all(a is b for a, b in zip(args, call.args))
+        op = call.op
+        if type(op) is not Op:  # an operator is its own rewrite
+            op = visit(op)
+        memo = self.memo_map
+        args = [memo[a] if a in memo else visit(a) for a in call.args]
+        unchanged = op is call.op and all(map(is_, args, call.args))
         if not args and not self.fold_nullary:
             return call
         if type(op) is Op:
@@ -180,7 +201,7 @@ class _Folder(MixedModeMutator):
                         return folded
         if unchanged:
             return call
-        return rebuild(call, (op, *args))
+        return carry_type(call, rebuild(call, (op, *args)))
 
     def _evaluate(self, kernel, args: list[Expr], attrs) -> Expr | None:
         """The value of an operator call on constant arguments, or None."""
@@ -209,13 +230,16 @@ class _Folder(MixedModeMutator):
             data = np.asarray(math.prod(shape), dtype=dtype)
         else:
             data = np.asarray(shape, dtype=dtype).reshape(len(shape))
-        return Constant(data)
+        return _typed_constant(data)
+
+    def rewrite_tuple(self, pre: Tuple, post: Expr) -> Expr:
+        return post if post is pre else carry_type(pre, post)
 
     def rewrite_tuple_getitem(self, pre: TupleGetItem, post: Expr) -> Expr:
         tup = post.tuple_value
         if type(tup) is Tuple and 0 <= post.index < len(tup.fields):
             return tup.fields[post.index]
-        return post
+        return post if post is pre else carry_type(pre, post)
 
     # --- scopes ---------------------------------------------------------------------------
     def visit_let(self, let: Let) -> Expr:
@@ -240,7 +264,8 @@ class _Folder(MixedModeMutator):
     def visit_function(self, func: Function) -> Expr:
         if func.attrs.get("Primitive"):
             return func
-        return super().visit_function(func)
+        post = super().visit_function(func)
+        return post if post is func else carry_type(func, post)
 
 
 def _infer_types(func: Function, mod: IRModule | None) -> Function | None:

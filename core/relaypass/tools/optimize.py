@@ -23,6 +23,7 @@ input feeds a ``Gather`` of an initializer (token ids), else 0 or 1.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -104,11 +105,20 @@ def _dim_params(model: Any) -> dict[str, list[str | None]]:
     return out
 
 
+@functools.lru_cache(maxsize=8)
+def _default_spec(out_dir: str) -> Any:
+    """The default pipeline, validated once per folder: a frozen spec made from constant
+    tables, where validating it again would cost tens of microseconds per model."""
+    from ..transform.pipeline import pipeline_from_data
+
+    return pipeline_from_data(DEFAULT_PIPELINE, _DEFAULT_SOURCE, out_dir)
+
+
 def _pipeline(pipeline: str | None, out_dir: str) -> Any:
-    from ..transform.pipeline import pipeline_from_data, read_pipeline
+    from ..transform.pipeline import read_pipeline
 
     if pipeline is None:
-        return pipeline_from_data(DEFAULT_PIPELINE, _DEFAULT_SOURCE, out_dir).build()
+        return _default_spec(out_dir).build()
     if pipeline.lower().endswith(".toml") or os.path.isfile(pipeline):
         return read_pipeline(pipeline, out_dir).build()
     from ..transform.inline_pipeline import parse_inline_pipeline

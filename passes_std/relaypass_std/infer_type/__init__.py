@@ -100,7 +100,14 @@ from .adt import (
     unknown_only_in_type_arguments,
 )
 from .diagnostics import expr_text, locate
-from .incremental import Kept, kept_functions, remember
+from .incremental import (
+    Kept,
+    concrete_type,
+    dtype_name,
+    kept_functions,
+    remember,
+    typed_constant,
+)
 from .solver import (
     TypeMismatchError,
     TypeSolver,
@@ -136,10 +143,8 @@ def infer_type_module(mod: IRModule) -> IRModule:
             if out is not None:
                 return out
     functions = {gv.name_hint: func for gv, func in items}
-    inference = _Inference(functions, type_defs)
     try:
-        inference.infer_globals()
-        typed = inference.finish()
+        typed = _type_functions(functions, type_defs)
     except TypeInferenceError as err:
         raise _with_context(err, _roots(functions)) from err.__cause__
     out = IRModule(type_definitions=type_defs, attrs=mod.attrs)
@@ -160,10 +165,8 @@ def _infer_incrementally(mod: IRModule, kept: Kept) -> IRModule | None:
     """
     keys = {gv.name_hint: gv for gv, _func in kept.others}
     todo = {gv.name_hint: func for gv, func in kept.others}
-    inference = _Inference(todo, known=kept.functions)
     try:
-        inference.infer_globals()
-        typed = inference.finish(reuse=keys)
+        typed = _type_functions(todo, known=kept.functions, reuse=keys)
     except TypeInferenceError:
         return None
     same_keys = True
@@ -186,6 +189,41 @@ def _infer_incrementally(mod: IRModule, kept: Kept) -> IRModule | None:
             out.add(*typed[gv.name_hint])
     remember(out)
     return out
+
+
+def _type_functions(functions: Mapping[str, BaseFunc], type_defs: Mapping = (),
+                    known: Mapping[str, GlobalVar] | None = None,
+                    reuse: Mapping[str, GlobalVar] | None = None
+                    ) -> dict[str, tuple[GlobalVar, Function]]:
+    """``functions`` typed, each with its global variable (the one ``reuse`` gives for it if
+    of its type, else a new one); ``known``: typed global variables of other functions.
+
+    Functions of plain dataflow are typed by the :class:`_DataflowTyper`: such a
+    function calls no global, so its typing is its own business, and it stands for
+    its type (as a known function does) while the others are inferred together.
+    """
+    fast: dict[str, tuple[GlobalVar, Function]] = {}
+    rest: dict[str, BaseFunc] = {}
+    typer = None if type_defs else _DataflowTyper(strict=True)
+    for name, func in functions.items():
+        typed = typer.function(func) if typer is not None else None
+        if typed is None:
+            rest[name] = func
+            continue
+        ty = typed._checked_type
+        gv = reuse.get(name) if reuse else None
+        if gv is None or not (gv._checked_type is ty or gv._checked_type == ty):
+            gv = GlobalVar(name)
+            set_checked_type(gv, ty)
+        fast[name] = (gv, typed)
+    if not rest:
+        return fast
+    if fast:
+        known = {**(known or {}), **{name: gv for name, (gv, _func) in fast.items()}}
+    inference = _Inference(rest, type_defs, known)
+    inference.infer_globals()
+    typed = inference.finish(reuse=reuse)
+    return {name: fast.get(name) or typed[name] for name in functions}
 
 
 def infer_type_expr(expr: Expr, mod: IRModule | None = None) -> Expr:
@@ -227,96 +265,182 @@ def type_new_nodes(expr: Expr) -> Expr | None:
     and the caller runs InferType, which then decides (and reports errors
     with their context).
     """
-    if expr._checked_type is not None:
-        return expr
-    memo: dict[Expr, Expr] = {}
-    relations: dict[Op, _AnyT] = {}
-    stack: list[Expr] = [expr]
-    try:
-        while stack:
-            node = stack[-1]
-            if node in memo:
+    return _DataflowTyper().type(expr)
+
+
+class _DataflowTyper:
+    """Types untyped dataflow bottom up from the typed nodes below it, without a solver.
+
+    The nodes of most programs -- an imported model, the new nodes of a
+    rewrite -- are operator calls, constants, tuples and projections over
+    variables annotated with their types: each type follows from its
+    children's on the spot, and the typed copy can be built at once.  This
+    is what InferType builds for them (the same relations on the same types,
+    operator calls carrying their arguments' types, equal tensor types shared
+    as :meth:`_Inference._rebuild` shares them) in one walk, where the
+    general inference walks, solves, then walks again to copy.  Anything else
+    (a let, an unannotated variable, a global, a relation that rejects its
+    arguments) makes :meth:`type` answer None: the general inference then
+    types the program, and reports errors with their context.
+    """
+
+    __slots__ = ("strict", "memo", "relations", "default_attrs", "tensor_types", "shared",
+                 "const_types")
+
+    def __init__(self, strict: bool = False) -> None:
+        #: Whether typed nodes other than variables and constants make :meth:`type` give up:
+        #: a whole module's typing trusts only what it checks (a typed call may read a global
+        #: whose type changed), a rewrite's the typed program it rewrites.
+        self.strict = strict
+        self.memo: dict[Expr, Expr] = {}
+        self.relations: dict[Op, _AnyT] = {}
+        self.default_attrs: dict[Op, Attrs | None] = {}
+        self.tensor_types: dict[int, TensorType] = {}
+        self.shared: dict[tuple, _AnyT] = {}
+        self.const_types: dict[tuple, TensorType] = {}
+
+    def type(self, expr: Expr) -> Expr | None:
+        """The typed copy of ``expr`` (``expr`` itself when typed), or None."""
+        strict = self.strict
+        if expr._checked_type is not None:
+            return None if strict else expr
+        memo = self.memo
+        stack: list[Expr] = [expr]
+        push = stack.append
+        try:
+            while stack:
+                node = stack[-1]
+                if node in memo:
+                    stack.pop()
+                    continue
+                t = type(node)
+                if strict and node._checked_type is not None and t is not Constant:
+                    return None
+                if t is Call:
+                    op = node.op
+                    if type(op) is not Op:
+                        return None
+                    kids = node.args
+                elif t is Constant:
+                    stack.pop()
+                    memo[node] = self._constant(node)
+                    continue
+                elif t is Tuple:
+                    kids = node.fields
+                elif t is TupleGetItem:
+                    kids = (node.tuple_value,)
+                else:
+                    return None
+                pending = False
+                for kid in kids:
+                    if kid not in memo and (kid._checked_type is None
+                                            or strict and type(kid) is not Var):
+                        push(kid)
+                        pending = True
+                if pending:
+                    continue
                 stack.pop()
-                continue
-            t = type(node)
-            if t is Call:
-                op = node.op
-                if type(op) is not Op:
-                    return None
-                kids = node.args
-            elif t is Tuple:
-                kids = node.fields
-            elif t is TupleGetItem:
-                kids = (node.tuple_value,)
-            elif t is Constant:
-                kids = ()
-            else:
-                return None
-            pending = False
-            for kid in kids:
-                if kid._checked_type is None and kid not in memo:
-                    stack.append(kid)
-                    pending = True
-            if pending:
-                continue
-            stack.pop()
-            new = [memo.get(k, k) for k in kids]
-            if t is Call:
-                typed = _type_op_call(node, op, new, relations)
-                if typed is None:
-                    return None
-            elif t is Constant:
-                data = node.array
-                typed = t._layout_.rebuild(node, ())
-                set_checked_type(typed, TensorType(data.shape, str(data.dtype)))
-            elif t is Tuple:
-                typed = t._layout_.rebuild(node, new)
-                set_checked_type(typed, TupleType([k.checked_type for k in new]))
-            else:
-                field = _project(new[0].checked_type, node.index, node)
-                typed = t._layout_.rebuild(node, new)
-                set_checked_type(typed, field)
-            memo[node] = typed
-    except RelayPassError:
-        return None
-    return memo[expr]
+                new = [memo.get(k, k) for k in kids]
+                if t is Call:
+                    typed = self._op_call(node, op, new)
+                    if typed is None:
+                        return None
+                elif t is Tuple:
+                    fields = [k._checked_type for k in new]
+                    key = (None, *map(id, fields))
+                    tuple_type = self.shared.get(key)
+                    if tuple_type is None:
+                        tuple_type = self.shared[key] = TupleType(fields)
+                    typed = t._layout_.rebuild(node, new)
+                    set_checked_type(typed, tuple_type)
+                else:
+                    field = _project(new[0]._checked_type, node.index, node)
+                    typed = t._layout_.rebuild(node, new)
+                    set_checked_type(typed, self._share(field))
+                memo[node] = typed
+        except RelayPassError:
+            return None
+        return memo[expr]
 
+    def _share(self, typ: Type) -> Type:
+        """An equal tensor type met before, if any (see :meth:`_Inference._rebuild`)."""
+        if type(typ) is TensorType and typ.span is None:
+            tensor_types = self.tensor_types
+            same = tensor_types.get(typ._hash)
+            if same is None:
+                tensor_types[typ._hash] = typ
+            elif same is not typ and same.dtype == typ.dtype and _same_dims(same, typ):
+                return same
+        return typ
 
-def _type_op_call(call: Call, op: Op, args: list[Expr],
-                  relations: dict[Op, _AnyT]) -> Call | None:
-    """The typed copy of an operator call whose arguments are typed, as InferType builds it."""
-    rel = relations.get(op)
-    if rel is None:
-        rel = relations[op] = op.get_attr("FTypeRelation")
+    def _constant(self, node: Constant) -> Constant:
+        if typed_constant(node):
+            return node  # typed before, as InferType keeps it
+        data = node.array
+        key = (data.shape, data.dtype.str)
+        typ = self.const_types.get(key)
+        if typ is None:
+            typ = self.const_types[key] = self._share(
+                TensorType(data.shape, dtype_name(data.dtype)))
+        typed = Constant._layout_.rebuild(node, ())
+        set_checked_type(typed, typ)
+        return typed
+
+    def _op_call(self, call: Call, op: Op, args: list[Expr]) -> Call | None:
+        """The typed copy of an operator call whose arguments are typed, as InferType builds it."""
+        rel = self.relations.get(op)
         if rel is None:
+            rel = self.relations[op] = op.get_attr("FTypeRelation")
+            if rel is None:
+                return None
+        if op.num_inputs >= 0 and len(args) != op.num_inputs:
             return None
-    if op.num_inputs >= 0 and len(args) != op.num_inputs:
-        return None
-    arg_types = [a.checked_type for a in args]
-    for t in arg_types:
-        if type(t) is not TensorType and not _concrete(t):
+        arg_types = [a._checked_type for a in args]
+        for t in arg_types:
+            if type(t) is not TensorType and not concrete_type(t):
+                return None
+        attrs = call.attrs
+        if attrs is None and op.attrs_schema is not None:
+            attrs = self.default_attrs.get(op)
+            if attrs is None:
+                attrs = self.default_attrs[op] = op.attrs_schema.build(op.name, {})
+        # A relation's complaint (or a result that is not a type) sends the program to the
+        # general inference, which reports it with its context.
+        out = rel(arg_types, attrs)
+        if type(out) is TensorType:
+            out = self._share(out)
+        elif not concrete_type(out):
             return None
-    attrs = call.attrs
-    if attrs is None and op.attrs_schema is not None:
-        attrs = op.attrs_schema.build(op.name, {})
-    out = _apply_relation(op, rel, arg_types, attrs, call)
-    if type(out) is not TensorType and not _concrete(out):
-        return None
-    new = Call(op, args, call.attrs, tuple(arg_types), call.span)
-    set_checked_type(new, out)
-    return new
+        key = tuple(map(id, arg_types))
+        shared = self.shared.get(key)
+        if shared is None:
+            shared = self.shared[key] = tuple(arg_types)
+        new = Call(op, tuple(args), call.attrs, shared, call.span)
+        set_checked_type(new, out)
+        return new
 
-
-def _concrete(ty: Type) -> bool:
-    """Whether ``ty`` is made of tensor and tuple types only (nothing left to solve)."""
-    stack = [ty]
-    while stack:
-        t = stack.pop()
-        if type(t) is TupleType:
-            stack.extend(t.fields)
-        elif type(t) is not TensorType:
-            return False
-    return True
+    def function(self, func: BaseFunc) -> Function | None:
+        """The typed copy of a function of dataflow over annotated parameters, or None."""
+        if type(func) is not Function or func.type_params:
+            return None
+        params = func.params
+        for p in params:
+            ann = p._checked_type
+            if ann is None or not concrete_type(ann):
+                return None
+        body = self.type(func.body)
+        if body is None:
+            return None
+        body_type = body._checked_type
+        ret = func.ret_type
+        if ret is None:
+            typed = rebuild(func, (*params, body), ret_type=body_type)
+        elif ret is body_type or ret == body_type:
+            typed = Function._layout_.rebuild(func, (*params, body))
+        else:
+            return None  # the general inference unifies, or says why not
+        set_checked_type(typed, FuncType([p._checked_type for p in params], typed.ret_type))
+        return typed
 
 
 def _infer_type_factory() -> Callable[[IRModule, object], IRModule]:
@@ -755,12 +879,10 @@ class _Inference:
         return gtype
 
     def _constant(self, node: Constant) -> Type:
-        data = node.array
-        typed = node._checked_type
-        if (type(typed) is TensorType and typed.span is None and typed.shape == data.shape
-                and typed.dtype == _dtype_name(data.dtype)):
+        if typed_constant(node):
             # Typed before: the same type, kept, so that the calls over it can keep theirs.
-            return typed
+            return node._checked_type
+        data = node.array
         key = (data.shape, data.dtype.str)
         t = self.const_types.get(key)
         if t is None:
@@ -784,7 +906,12 @@ class _Inference:
                 lambda types: _project(types[0], index, node), [tup], out, node, shallow=True
             )
             return out
-        return _project(tup, node.index, node)
+        field = _project(tup, node.index, node)
+        typed = node._checked_type
+        if typed is not None and typed is not field and type(typed) is type(field) \
+                and typed == field:
+            return typed  # typed before: the same type, kept, so that its users keep theirs
+        return field
 
     def _function(self, node: Function) -> Type:
         ty = self.ty
@@ -944,22 +1071,11 @@ def _same_objects(a: Sequence[_AnyT], b: Sequence[_AnyT]) -> bool:
     return len(a) == len(b) and all(map(is_, a, b))
 
 
-def _dtype_name(dtype: _AnyT) -> str:
-    """A numpy dtype's name (``float32``), remembered: numpy computes ``dtype.name`` in Python."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype)
-    return name
-
-
-_DTYPE_NAMES: dict[_AnyT, str] = {}
-
-
 def _same_dims(a: TensorType, b: TensorType) -> bool:
     """The very same dimensions (an int64 dimension equals an int32 one of its value, but is
     not the same: one type may not stand for the other)."""
     sa, sb = a.shape, b.shape
-    return len(sa) == len(sb) and all(x is y for x, y in zip(sa, sb))
+    return len(sa) == len(sb) and all(map(is_, sa, sb))
 
 
 def _declared_type(func: Function) -> FuncType | None:

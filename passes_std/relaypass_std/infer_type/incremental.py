@@ -23,6 +23,14 @@ some functions under the same global variables -- is told by identity: the
 function is bound to the very global variable it was noted with, and the
 module has the very global variables of the signature (one list comparison,
 done in C).  Names and types are compared only when those differ.
+
+A function InferType never returned may be typed all the same: a pass that
+rebuilds a typed function over merged or folded children carries the types
+over (EliminateCommonSubexpr, FoldConstant, SimplifyExpr's rewrites).
+:func:`typed_as_inferred` recognises such a function by the identities
+InferType's own keeping rests on, in one walk that builds nothing, and the
+function is kept as a noted one is: typing it again would cost a walk, a
+table of types and a copy of every node only to give back the same nodes.
 """
 
 from __future__ import annotations
@@ -31,11 +39,24 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 from weakref import ref
 
-from relaypass.ir.expr import BaseFunc, Function, GlobalVar
+from relaypass.ir.expr import (
+    BaseFunc,
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    Let,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
 from relaypass.ir.module import IRModule
-from relaypass.ir.types import Type
+from relaypass.ir.op import Op
+from relaypass.ir.types import FuncType, TensorType, TupleType, Type
 
-__all__ = ["Kept", "kept_functions", "remember"]
+__all__ = ["Kept", "concrete_type", "dtype_name", "kept_functions", "remember", "typed_as_inferred",
+           "typed_constant"]
 
 
 class _Signature:
@@ -101,12 +122,14 @@ def _same(a: Type | None, b: Type | None) -> bool:
 class Kept(NamedTuple):
     """What a run can keep of a module: ``functions``, by name with their (typed) global
     variables; ``others``, the module's other functions with their global variables (in the
-    module's order); ``signature``, the one signature the kept functions share when the
-    module has exactly its global variables (None otherwise)."""
+    module's order); ``signature``, the one signature the noted kept functions share when
+    the module has exactly its global variables (None otherwise); ``unnoted``, the names of
+    the kept functions InferType did not return (:func:`typed_as_inferred`), to be noted."""
 
     functions: dict[str, GlobalVar]
     others: list[tuple[GlobalVar, BaseFunc]]
     signature: _Signature | None
+    unnoted: list[str]
 
 
 def kept_functions(items: Sequence[tuple[GlobalVar, BaseFunc]]) -> Kept:
@@ -115,6 +138,7 @@ def kept_functions(items: Sequence[tuple[GlobalVar, BaseFunc]]) -> Kept:
     lookup = _NOTES.by_id.get
     kept: dict[str, GlobalVar] = {}
     others: list[tuple[GlobalVar, BaseFunc]] = []
+    unnoted: list[str] = []
     signatures: dict[int, _Signature] = {}
     last = None
     for item in items:
@@ -122,21 +146,145 @@ def kept_functions(items: Sequence[tuple[GlobalVar, BaseFunc]]) -> Kept:
         entry = lookup(id(func))
         if (entry is None or entry[0]() is not func
                 or (entry[1] is not gv and not _same(gv._checked_type, func._checked_type))):
-            others.append(item)
+            # Typed by a pass, over no global (so whatever the others became): kept too.
+            if (type(func) is Function and func._checked_type is not None
+                    and _same(gv._checked_type, func._checked_type) and typed_as_inferred(func)):
+                kept[gv.name_hint] = gv
+                unnoted.append(gv.name_hint)
+            else:
+                others.append(item)
             continue
         kept[gv.name_hint] = gv
         if entry[2] is not last:
             last = entry[2]
             signatures[id(last)] = last
     if not kept:
-        return Kept({}, others, None)
+        return Kept({}, others, None, unnoted)
     gvs = [gv for gv, _func in items]
     by_name = None if len(signatures) == 1 else {gv.name_hint: gv for gv in gvs}
     for signature in signatures.values():
         if not signature.holds_in(gvs, by_name):
-            return Kept({}, list(items), None)
+            return Kept({}, list(items), None, [])
     shared = last if len(signatures) == 1 and last.gvs == gvs else None
-    return Kept(kept, others, shared)
+    return Kept(kept, others, shared, unnoted)
+
+
+def typed_as_inferred(func: Function) -> bool:
+    """Whether every node of ``func`` is typed as InferType would type it, so that InferType
+    would give ``func`` back node for node (its own top node aside, structurally equal).
+
+    Told by the identities InferType's keeping rests on: an operator call carries its
+    arguments' very types as ``type_args`` (its own type came from its relation on them), a
+    tuple's type holds its fields' very types, a projection has its field's type, a variable
+    its complete annotation, a constant its array's shape and dtype.  Anything else -- a
+    global variable (whose type may have changed), a call of a function, a polymorphic or
+    untyped node -- answers False, and InferType types the function as usual.
+    """
+    seen: set[Expr] = set()
+    stack: list[Expr] = [func]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node = pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        ty = node._checked_type
+        if ty is None:
+            return False
+        t = type(node)
+        if t is Call:
+            op = node.op
+            args = node.args
+            if (type(op) is not Op or (op.num_inputs >= 0 and len(args) != op.num_inputs)
+                    or not concrete_type(ty)):
+                return False
+            type_args = node.type_args
+            if len(type_args) != len(args):
+                return False
+            for arg, arg_type in zip(args, type_args):
+                if arg._checked_type is not arg_type:
+                    return False
+                push(arg)
+        elif t is Var:
+            ann = node.type_annotation
+            if ann is None or not (ann is ty or ann == ty) or not concrete_type(ann):
+                return False
+        elif t is Constant:
+            if not typed_constant(node):
+                return False
+        elif t is Tuple:
+            fields = node.fields
+            if type(ty) is not TupleType or len(ty.fields) != len(fields):
+                return False
+            for field, field_type in zip(fields, ty.fields):
+                if field._checked_type is not field_type:
+                    return False
+                push(field)
+        elif t is TupleGetItem:
+            value = node.tuple_value
+            tup = value._checked_type
+            if type(tup) is not TupleType or not 0 <= node.index < len(tup.fields):
+                return False
+            if not _same(tup.fields[node.index], ty):
+                return False
+            push(value)
+        elif t is Let:
+            var, value, body = node.var, node.value, node.body
+            if (body._checked_type is not ty or var._checked_type is None
+                    or not _same(var._checked_type, value._checked_type)):
+                return False
+            push(body)
+            push(value)
+            push(var)
+        elif t is Function:
+            params = node.params
+            ret = node.ret_type
+            if (type(ty) is not FuncType or ty.type_params or node.type_params or ret is None
+                    or len(ty.arg_types) != len(params) or not _same(ty.ret_type, ret)
+                    or not _same(ret, node.body._checked_type)):
+                return False
+            for param, param_type in zip(params, ty.arg_types):
+                if not _same(param._checked_type, param_type):
+                    return False
+                push(param)
+            push(node.body)
+        else:
+            return False
+    return True
+
+
+def typed_constant(node: Constant) -> bool:
+    """Whether ``node`` is typed as InferType types a constant: its array's shape and dtype."""
+    ty = node._checked_type
+    data = node.array
+    return (type(ty) is TensorType and ty.span is None and ty.shape == data.shape
+            and ty.dtype == dtype_name(data.dtype))
+
+
+def dtype_name(dtype: object) -> str:
+    """A numpy dtype's name (``float32``), remembered: numpy computes ``dtype.name`` in Python."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype)
+    return name
+
+
+_DTYPE_NAMES: dict[object, str] = {}
+
+
+def concrete_type(ty: Type) -> bool:
+    """Whether ``ty`` is made of tensor and tuple types only (nothing for InferType to solve)."""
+    if type(ty) is TensorType:
+        return True
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if type(t) is TupleType:
+            stack.extend(t.fields)
+        elif type(t) is not TensorType:
+            return False
+    return True
 
 
 def remember(mod: IRModule, kept: Kept | None = None, typed: Iterable[str] = ()) -> None:
@@ -145,11 +293,12 @@ def remember(mod: IRModule, kept: Kept | None = None, typed: Iterable[str] = ())
     ``kept``: what was kept to type it, and ``typed`` the names of the others
     (typed again, each bound to the global variable it had, of the same
     type): when the kept functions share a signature that is exactly the
-    module's global variables, only the functions typed again need a note.
+    module's global variables, only the functions typed again, and those
+    kept without a note, need one.
     """
     if kept is not None and kept.signature is not None:
         signature = kept.signature
-        for name in typed:
+        for name in (*typed, *kept.unnoted):
             gv = mod.get_global_var(name)
             _NOTES.set(mod[gv], gv, signature)
         return

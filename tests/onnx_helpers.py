@@ -1,4 +1,4 @@
-"""Small ONNX models written by hand, and onnxruntime on them, for the importer's tests.
+"""Small ONNX models written by hand, and onnxruntime on them, for the ONNX tests.
 
 Import this module only after ``pytest.importorskip("onnx")`` and
 ``pytest.importorskip("onnxruntime")``: it needs both.
@@ -11,8 +11,8 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 
-def node(op_type, inputs, outputs, **attrs):
-    """One ONNX node."""
+def node(op_type, inputs=("x",), outputs=("y",), **attrs):
+    """One ONNX node (from ``x`` to ``y`` unless told)."""
     return helper.make_node(op_type, list(inputs), list(outputs), **attrs)
 
 
@@ -31,9 +31,10 @@ def model_of(nodes, inputs, outputs, initializers=None, opset=17, name="test"):
 
 
 def run_ort(model, feeds):
-    """onnxruntime's outputs of ``model`` on ``feeds``, on the CPU, without its log."""
+    """onnxruntime's outputs of ``model`` (a ModelProto, or the path of a file) on ``feeds``
+    (a mapping, or pairs), on the CPU, without its log."""
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    source = model if isinstance(model, str) else model.SerializeToString()
+    session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    return session.run(None, dict(feeds))

@@ -33,6 +33,7 @@ ort = pytest.importorskip(
 
 from onnx import TensorProto, helper  # noqa: E402
 from onnx_corpus import CORPUS, NEEDS, feeds, fixed_shapes  # noqa: E402
+from onnx_helpers import run_ort  # noqa: E402
 
 from relaypass import relay  # noqa: E402
 from relaypass.errors import RelayPassError  # noqa: E402
@@ -42,9 +43,11 @@ from relaypass.frontend import (  # noqa: E402
     UnsupportedOperatorError,
     export_operators,
     from_onnx,
+    onnx_export,
     to_onnx,
 )
 from relaypass.frontend.onnx_export import FUSED_DOMAIN  # noqa: E402
+from relaypass.frontend.onnx_export_graph import GraphBuilder  # noqa: E402
 from relaypass.ir.op import Op, register_op  # noqa: E402
 from relaypass.op import dynamic as dyn  # noqa: E402
 from relaypass.op import reverse_reshape  # noqa: E402
@@ -55,14 +58,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 O3 = os.path.join(ROOT, "examples", "pipelines", "O3.toml")
 ONNX_TOML = os.path.join(ROOT, "examples", "pipelines", "onnx.toml")
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def run_ort(model, inputs):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    source = model if isinstance(model, str) else model.SerializeToString()
-    session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
-    return session.run(None, dict(inputs))
 
 
 def assert_outputs_match(got, want):
@@ -745,9 +740,13 @@ def test_external_data(tmp_path):
     assert os.path.getsize(tmp_path / "big.onnx") > w.nbytes
 
 
-def test_written_file_reads_back_as_the_returned_model(tmp_path):
-    # The file is written field by field, each weight from its array: a column-major weight, a
-    # 0-d one, an empty one, bool and float16 ones.
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_written_file_reads_back_as_the_returned_model(tmp_path, monkeypatch, streamed):
+    # A model is serialized whole, or, with large weights (here all of them), written field by
+    # field, each weight from its array: a column-major weight, a 0-d one, an empty one, bool
+    # and float16 ones.
+    if streamed:
+        monkeypatch.setattr(onnx_export, "STREAMED_BYTES", -1)
     x = relay.var("x", shape=(3, 4))
     weights = [
         np.asfortranarray(f32(3, 4)),
@@ -764,11 +763,21 @@ def test_written_file_reads_back_as_the_returned_model(tmp_path):
     model = to_onnx(relay.Function([x], body), path=path)
     back = onnx.load(str(path))
     assert back == model
+    assert (path.read_bytes() == model.SerializeToString()) is not streamed
     assert sorted(os.listdir(tmp_path)) == ["model.onnx"]
     value = f32(3, 4)
     want = np.where(mask.data.numpy(), value + sum(float(w.sum()) for w in weights),
                     np.arange(12, dtype="float32").reshape(3, 4))
     np.testing.assert_allclose(run_ort(str(path), {"x": value})[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_initializers_are_stored_little_endian():
+    builder = GraphBuilder(onnx, 17)
+    values = np.arange(6, dtype=">f4").reshape(2, 3)
+    builder.add_initializer("w", values)
+    graph = onnx.GraphProto()
+    builder.write_initializers(graph)
+    np.testing.assert_array_equal(onnx.numpy_helper.to_array(graph.initializer[0]), values)
 
 
 def test_a_chain_of_100000_calls_exports():

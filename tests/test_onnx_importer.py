@@ -29,6 +29,7 @@ ort = pytest.importorskip(
     "onnxruntime", reason="the onnx extra is not installed (pip install 'relaypass[onnx]')")
 
 from onnx import helper, numpy_helper  # noqa: E402
+from onnx_helpers import model_of, node, run_ort  # noqa: E402
 
 from relaypass.frontend import (  # noqa: E402
     OnnxImportError,
@@ -53,24 +54,11 @@ def positive(*shape):
 
 def make_model(nodes, inputs, outputs=("y",), opset=OPSET, initializers=None):
     """A model of ``nodes``; ``inputs`` and ``initializers`` map names to example arrays."""
-    graph = helper.make_graph(
-        nodes, "case",
-        [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
-         for k, v in inputs.items()],
-        [helper.make_empty_tensor_value_info(o) for o in outputs],
-        initializer=[numpy_helper.from_array(v, k) for k, v in (initializers or {}).items()],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = model_of(nodes, {k: (helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+                             for k, v in inputs.items()},
+                     outputs, initializers, opset, name="case")
     model.ir_version = 8 if opset >= 13 else 4
     return model
-
-
-def run_ort(model, inputs):
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return session.run(None, inputs)
 
 
 def run_relay(model, inputs, **kwargs):
@@ -103,10 +91,6 @@ def check(nodes, inputs, outputs=("y",), opset=OPSET, initializers=None, rtol=1e
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
         else:
             np.testing.assert_array_equal(g, e)
-
-
-def node(op_type, inputs=("x",), outputs=("y",), **attrs):
-    return helper.make_node(op_type, list(inputs), list(outputs), **attrs)
 
 
 # --- elementwise ----------------------------------------------------------------------------------
@@ -901,14 +885,10 @@ def test_inputs_parameters_and_shapes():
 
 
 def test_dynamic_batch_runs_for_any_batch():
-    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", 3, 6, 6])
-    graph = helper.make_graph(
+    model = model_of(
         [node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), node("Relu", ["c"], ["r"]),
-         node("Flatten", ["r"], ["y"])], "g", [x],
-        [helper.make_empty_tensor_value_info("y")],
-        initializer=[numpy_helper.from_array(randn(2, 3, 3, 3), "w")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
+         node("Flatten", ["r"], ["y"])], {"x": (onnx.TensorProto.FLOAT, ["n", 3, 6, 6])}, ["y"],
+        {"w": randn(2, 3, 3, 3)}, opset=13, name="g")
     for n in (1, 3):
         data = randn(n, 3, 6, 6)
         np.testing.assert_allclose(run_relay(model, {"x": data})[0], run_ort(model, {"x": data})[0],

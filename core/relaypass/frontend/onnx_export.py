@@ -75,6 +75,11 @@ PROTOBUF_LIMIT = 2_000_000_000 - 64 * 1024 * 1024
 """A model whose initializers hold more bytes than this is saved with external data: a
 protobuf message cannot exceed 2 GB."""
 
+STREAMED_BYTES = 64 * 1024 * 1024
+"""A model whose initializers hold more bytes than this is written weight by weight from the
+arrays (:func:`.onnx_export_graph.write_model`); a smaller one is serialized whole, which
+costs less than writing it piece by piece but holds one more copy of it in memory."""
+
 
 def export_operators() -> dict[str, str]:
     """Every Relay operator the exporter maps, with the ONNX operators it becomes."""
@@ -137,25 +142,30 @@ def to_onnx(
             model, exporter, builder = _convert(onnx, used_opset, typed, problems,
                                                 onnx_functions, params, output_names,
                                                 dim_params, graph_name)
-    problems.raise_if_any()
-    helper = onnx.helper
-    opsets = [helper.make_opsetid("", used_opset)]
-    if exporter.functions:
-        opsets.append(helper.make_opsetid(FUSED_DOMAIN, 1))
-        model.functions.extend(exporter.functions)
-    model.opset_import.extend(opsets)
-    model.ir_version = helper.find_min_ir_version_for(opsets[:1], ignore_unknown=True)
-    model.producer_name = "relaypass"
-    model.producer_version = _version()
-    if path is not None:
-        if external_data is None:
-            external_data = builder.initializer_bytes() > PROTOBUF_LIMIT
-        if external_data:
+        problems.raise_if_any()
+        helper = onnx.helper
+        opsets = [helper.make_opsetid("", used_opset)]
+        if exporter.functions:
+            opsets.append(helper.make_opsetid(FUSED_DOMAIN, 1))
+            model.functions.extend(exporter.functions)
+        model.opset_import.extend(opsets)
+        model.ir_version = helper.find_min_ir_version_for(opsets[:1], ignore_unknown=True)
+        model.producer_name = "relaypass"
+        model.producer_version = _version()
+        if path is None:
             builder.write_initializers(model.graph)
-            _save_external(onnx, model, os.fspath(path), size_threshold)
-            return model
-        _save(model, builder, os.fspath(path))
-    builder.write_initializers(model.graph)
+        else:
+            weights = builder.initializer_bytes()
+            if external_data is None:
+                external_data = weights > PROTOBUF_LIMIT
+            if external_data:
+                builder.write_initializers(model.graph)
+                _save_external(onnx, model, os.fspath(path), size_threshold)
+            else:
+                _save(model, builder, os.fspath(path), streamed=weights > STREAMED_BYTES)
+        # The walk's objects go while the collector is paused: they would otherwise still
+        # count as new when it resumes, and its next run would look through all of them.
+        del exporter, builder
     return model
 
 
@@ -306,52 +316,54 @@ class _GraphConverter:
     def value_of(self, expr: Expr, scope: _Scope) -> AnyT:
         b = self.b
         model = self.model
+        call_op = self.call_op
         active: list[Function] = []  # the functions being inlined, innermost last
         stack: list[tuple] = [(_VISIT, expr, scope)]
         while stack:
-            item = stack.pop()
-            kind, node, sc = item[0], item[1], item[2]
+            kind, node, sc = stack.pop()
             memo = sc.memo
             if kind == _VISIT:
-                if node in memo:
-                    continue
-                if isinstance(node, Var):
-                    value = sc.lookup(node)
-                    if value is None:
-                        raise ExportError(f"free variable %{node.name_hint} in the exported "
-                                          f"function")
-                    memo[node] = value
-                elif isinstance(node, Constant):
-                    memo[node] = model.constant(node, b)
-                elif isinstance(node, Call):
-                    stack.append((_BUILD, node, sc))
-                    stack.extend((_VISIT, a, sc) for a in reversed(node.args))
-                    if not isinstance(node.op, Op):
-                        stack.append((_VISIT, node.op, sc))
-                elif isinstance(node, Tuple):
-                    stack.append((_BUILD, node, sc))
-                    stack.extend((_VISIT, f, sc) for f in reversed(node.fields))
-                elif isinstance(node, TupleGetItem):
-                    stack.append((_BUILD, node, sc))
-                    stack.append((_VISIT, node.tuple_value, sc))
-                elif isinstance(node, Let):
-                    stack.append((_LET, node, sc))
-                    stack.append((_VISIT, node.value, sc))
-                elif isinstance(node, Function):
-                    memo[node] = _Closure(node, sc)
-                elif isinstance(node, GlobalVar):
-                    memo[node] = _Closure(model.module[node], None, node)
-                else:
-                    self.problems.operator(f"{type(node).__name__} (no ONNX form; control flow "
-                                           f"and references are not exported)")
-                    memo[node] = self.placeholder(node)
+                # Visiting a node that waits for some of its arguments goes on at once with the
+                # first of them: what popping the step pushed last would do, without the step.
+                while node not in memo:
+                    if type(node) is Call and type(node.op) is Op:
+                        # The common case first.  Arguments that are constants or bound
+                        # variables get their values here rather than each through a step of
+                        # the walk: neither adds a node, so the graph is built in the same order.
+                        pending = None
+                        for a in node.args:
+                            if a in memo:
+                                continue
+                            ta = type(a)
+                            if ta is Constant:
+                                memo[a] = model.constant(a, b)
+                                continue
+                            value = sc.lookup(a) if ta is Var else None
+                            if value is not None:
+                                memo[a] = value
+                            elif pending is None:
+                                pending = [a]
+                            else:
+                                pending.append(a)
+                        if pending is None:
+                            memo[node] = call_op(node, list(map(memo.__getitem__, node.args)))
+                            break
+                        stack.append((_BUILD, node, sc))
+                        if len(pending) > 1:
+                            stack.extend([(_VISIT, a, sc) for a in reversed(pending[1:])])
+                        node = pending[0]
+                        continue
+                    self._visit(node, sc, stack)
+                    break
             elif kind == _BUILD:
-                if isinstance(node, Tuple):
+                if type(node) is Call and type(node.op) is Op:
+                    memo[node] = call_op(node, list(map(memo.__getitem__, node.args)))
+                elif isinstance(node, Tuple):
                     memo[node] = tuple(memo[f] for f in node.fields)
                 elif isinstance(node, TupleGetItem):
                     memo[node] = memo[node.tuple_value][node.index]
                 elif isinstance(node.op, Op):
-                    memo[node] = self.call_op(node, [memo[a] for a in node.args])
+                    memo[node] = call_op(node, [memo[a] for a in node.args])
                 else:
                     self.call_function(node, sc, stack, active)
             elif kind == _LET:
@@ -361,10 +373,44 @@ class _GraphConverter:
             elif kind == _END_LET:
                 memo[node] = memo[node.body]
             elif kind == _FINISH:
-                memo[node] = item[3].memo[item[4]]
+                call, inner, body = node
+                memo[call] = inner.memo[body]
             elif kind == _END_CALL:
                 active.pop()
         return scope.memo[expr]
+
+    def _visit(self, node: Expr, sc: _Scope, stack: list) -> None:
+        """The first step of the walk at a node that is not the call of an operator."""
+        memo = sc.memo
+        if isinstance(node, Var):
+            value = sc.lookup(node)
+            if value is None:
+                raise ExportError(f"free variable %{node.name_hint} in the exported function")
+            memo[node] = value
+        elif isinstance(node, Constant):
+            memo[node] = self.model.constant(node, self.b)
+        elif isinstance(node, Call):
+            stack.append((_BUILD, node, sc))
+            stack.extend((_VISIT, a, sc) for a in reversed(node.args))
+            if not isinstance(node.op, Op):
+                stack.append((_VISIT, node.op, sc))
+        elif isinstance(node, Tuple):
+            stack.append((_BUILD, node, sc))
+            stack.extend((_VISIT, f, sc) for f in reversed(node.fields))
+        elif isinstance(node, TupleGetItem):
+            stack.append((_BUILD, node, sc))
+            stack.append((_VISIT, node.tuple_value, sc))
+        elif isinstance(node, Let):
+            stack.append((_LET, node, sc))
+            stack.append((_VISIT, node.value, sc))
+        elif isinstance(node, Function):
+            memo[node] = _Closure(node, sc)
+        elif isinstance(node, GlobalVar):
+            memo[node] = _Closure(self.model.module[node], None, node)
+        else:
+            self.problems.operator(f"{type(node).__name__} (no ONNX form; control flow and "
+                                   f"references are not exported)")
+            memo[node] = self.placeholder(node)
 
     def call_function(self, call: Call, sc: _Scope, stack: list, active: list[Function]) -> None:
         memo = sc.memo
@@ -389,12 +435,17 @@ class _GraphConverter:
         inner = _Scope(callee.scope)
         for param, arg in zip(func.params, args):
             inner.memo[param] = arg
-        stack.append((_FINISH, call, sc, inner, func.body))
+        stack.append((_FINISH, (call, inner, func.body), sc))
         stack.append((_VISIT, func.body, inner))
 
     def call_op(self, call: Call, args: list) -> AnyT:
         name = call.op.name
-        self.problems.check_type(call.checked_type, f"the result of {name}")
+        ty = call.checked_type
+        if type(ty) is TensorType:  # the common case first: one tensor
+            if onnx_code(ty.dtype) is None:
+                self.problems.dtype(ty.dtype, f"the result of {name}")
+        else:
+            self.problems.check_type(ty, f"the result of {name}")
         mapping = EXPORTERS.get(name)
         if mapping is None:
             self.problems.operator(name)
@@ -408,7 +459,11 @@ class _GraphConverter:
             self.problems.operator(f"{name} ({exc})")
             return self.placeholder(call)
         shapes = self.b.shapes
-        for v, t in zip(_flatten(value), _tensor_types(call.checked_type)):
+        if type(value) is Value and type(ty) is TensorType:
+            if value.name is not None:
+                shapes.setdefault(value.name, ty.shape)
+            return value
+        for v, t in zip(_flatten(value), _tensor_types(ty)):
             if v.name is not None:
                 shapes.setdefault(v.name, tuple(t.shape))
         return value
@@ -441,10 +496,10 @@ class _ModelExporter:
         if array_code(array) is None:
             self.problems.dtype(str(array.dtype), "a constant")
         if b.function:
-            return b.const(array)
+            return Value(None, array)
         value = self._constants.get(node)
         if value is None:
-            value = self._constants[node] = b.const(array)
+            value = self._constants[node] = Value(None, array)
         return value
 
     # --- the model's graph ------------------------------------------------------------------
@@ -493,23 +548,12 @@ class _ModelExporter:
         clean_up(b, names)
         _name_outputs(b, names, output_names, set(input_names))
         graph.name = graph_name
-        graph.node.extend(b.protos())
-        graph.input.extend(self._value_info(name, ty, dim_params.get(name)) for name, ty in inputs)
-        graph.output.extend(self._value_info(name, ty, dim_params.get(name))
-                            for name, ty in zip(output_names, _tensor_types(outputs_type)))
+        b.write_nodes(graph.node)
+        for name, ty in inputs:
+            _add_value_info(graph.input, name, ty, dim_params.get(name))
+        for name, ty in zip(output_names, _tensor_types(outputs_type)):
+            _add_value_info(graph.output, name, ty, dim_params.get(name))
         return b
-
-    def _value_info(self, name: str, ty: TensorType, dims: Sequence[str | None] | None) -> AnyT:
-        shape: list[AnyT] = []
-        for k, d in enumerate(ty.shape):
-            given = dims[k] if dims is not None and k < len(dims) else None
-            if isinstance(d, Any):
-                shape.append(given)
-            elif known_int(d) is None:  # a size variable (or an expression of them) keeps its name
-                shape.append(given or str(d))
-            else:
-                shape.append(int(d))
-        return self.onnx.helper.make_tensor_value_info(name, onnx_code(ty.dtype), shape)
 
     # --- local functions --------------------------------------------------------------------
     def call_local_function(self, b: GraphBuilder, func: Function, args: list) -> AnyT:
@@ -542,11 +586,31 @@ class _ModelExporter:
             output_names.append(name)
         ops = sorted({c.op.name.replace("nn.", "") for c in _calls(func.body)})
         fname = f"fused_{'_'.join(ops)[:48] or 'identity'}_{len(self.functions)}"
-        self.functions.append(self.onnx.helper.make_function(
-            FUSED_DOMAIN, fname, input_names, output_names, fb.protos(),
-            [self.onnx.helper.make_opsetid("", self.opset)]))
+        function = self.onnx.helper.make_function(
+            FUSED_DOMAIN, fname, input_names, output_names, [],
+            [self.onnx.helper.make_opsetid("", self.opset)])
+        fb.write_nodes(function.node)
+        self.functions.append(function)
         self._function_index.setdefault(key, []).append((func, fname, len(output_names)))
         return fname, len(output_names)
+
+
+def _add_value_info(container: AnyT, name: str, ty: TensorType,
+                    dims: Sequence[str | None] | None) -> None:
+    """Add to ``container`` (a graph's inputs or outputs) the ValueInfoProto of a tensor named
+    ``name`` of type ``ty``, its unknown extents named by ``dims``: what
+    ``onnx.helper.make_tensor_value_info`` makes, made in its place with one call."""
+    shape: list[dict] = []
+    for k, d in enumerate(ty.shape):
+        given = dims[k] if dims is not None and k < len(dims) else None
+        if isinstance(d, Any):
+            shape.append({} if given is None else {"dim_param": given})
+        elif known_int(d) is None:  # a size variable (or an expression of them) keeps its name
+            shape.append({"dim_param": given or str(d)})
+        else:
+            shape.append({"dim_value": int(d)})
+    container.add(name=name, type={"tensor_type": {"elem_type": onnx_code(ty.dtype),
+                                                   "shape": {"dim": shape}}})
 
 
 def _placeholder(b: GraphBuilder, ty: Type) -> AnyT:
@@ -599,26 +663,42 @@ def _name_outputs(b: GraphBuilder, values: list[str], names: Sequence[str],
         renames[current] = name
     if not renames:
         return
+    renamed = renames.keys()
     for n in b.nodes:
-        n.inputs = [renames.get(x, x) for x in n.inputs]
-        n.outputs = [renames.get(x, x) for x in n.outputs]
+        if not renamed.isdisjoint(n.inputs):
+            n.inputs = [renames.get(x, x) for x in n.inputs]
+    for current in renames:
+        node = producer[current]
+        node.outputs = [renames.get(x, x) for x in node.outputs]
 
 
 # --- writing --------------------------------------------------------------------------------------
 
 
-def _save(model: AnyT, builder: GraphBuilder, path: str) -> None:
-    """Write ``model`` with ``builder``'s initializers (:func:`.onnx_export_graph.write_model`)
-    to ``path``, under a temporary name beside it renamed into place once written."""
+def _save(model: AnyT, builder: GraphBuilder, path: str, streamed: bool) -> None:
+    """Write ``model`` with ``builder``'s initializers to ``path``, under a temporary name
+    beside it renamed into place once written, and store the initializers in ``model``.
+
+    ``streamed``, for large weights, writes each weight from its array
+    (:func:`.onnx_export_graph.write_model`) rather than serializing the whole model at
+    once, which would copy every weight once more.
+    """
+    if not streamed:
+        builder.write_initializers(model.graph)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
-            write_model(f, model, builder)
+            if streamed:
+                write_model(f, model, builder)
+            else:
+                f.write(model.SerializeToString())
         _move(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+    if streamed:
+        builder.write_initializers(model.graph)
 
 
 def _move(tmp: str, path: str) -> None:

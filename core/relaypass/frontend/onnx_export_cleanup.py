@@ -33,7 +33,9 @@ nothing reads are dropped, and initializers nothing reads with them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -92,33 +94,58 @@ class _Rewriter:
         self.b = b
         self.keep = set(outputs)
         self.nodes = b.nodes
-        self.producer: dict[str, int] = {}
-        self.uses: dict[str, int] = {}
-        self.shape_reads: dict[str, int] = {}  # no rule makes or removes Shape nodes
-        for i, n in enumerate(self.nodes):
-            if n.op_type == "Shape":
-                self.shape_reads[n.inputs[0]] = self.shape_reads.get(n.inputs[0], 0) + 1
-            for o in n.outputs:
-                self.producer[o] = i
-            for x in n.inputs:
-                self.uses[x] = self.uses.get(x, 0) + 1
-        self.rules = {
-            "BatchNormalization": (self._bn_into_conv,),
-            "Add": (lambda n: self._per_channel_into_conv(n, False), self._add_into_gemm),
-            "Mul": (self._reciprocal_to_div, lambda n: self._per_channel_into_conv(n, True),
-                    self._hard_swish),
-            "Unsqueeze": (self._unsqueeze_pair,),
-            "Reshape": (self._matmul_nd, self._softmax_nd, self._reshape_pair),
-            "Clip": (self._hard_sigmoid,),
-        }
+        nodes = self.nodes
+        self.producer: dict[str, int] = {o: i for i, n in enumerate(nodes) for o in n.outputs}
+        self.uses: dict[str, int] = Counter(chain.from_iterable([n.inputs for n in nodes]))
+        self._shape_reads: dict[str, int] | None = None
+
+    @property
+    def shape_reads(self) -> dict[str, int]:
+        """How many Shape nodes read each value (counted when first asked: few graphs need
+        it; no rule makes or removes Shape nodes)."""
+        if self._shape_reads is None:
+            self._shape_reads = Counter([n.inputs[0] for n in self.nodes
+                                         if n is not None and n.op_type == "Shape"])
+        return self._shape_reads
+
+    def _rules(self) -> dict[str, list]:
+        """The rules by the kind of node they rewrite, those that can apply to this graph: one
+        needing a kind of node the graph lacks is left out (a rewrite makes a Conv, Gemm,
+        MatMul or Softmax only from one, and a HardSigmoid only from a Clip).
+
+        A table of the rules' bound methods kept on the rewriter would make it a reference
+        cycle, kept alive with the whole graph until the cyclic collector's next run."""
+        present = {n.op_type for n in self.nodes if n is not None}
+        table = (
+            ("BatchNormalization", self._bn_into_conv, ("Conv",)),
+            ("Add", lambda n: self._per_channel_into_conv(n, False), ("Conv",)),
+            ("Add", self._add_into_gemm, ("Gemm",)),
+            ("Mul", self._reciprocal_to_div, ("Reciprocal",)),
+            ("Mul", lambda n: self._per_channel_into_conv(n, True), ("Conv",)),
+            ("Mul", self._hard_swish, ("HardSigmoid", "Clip")),
+            ("Unsqueeze", self._unsqueeze_pair, ()),
+            ("Reshape", self._matmul_nd, ("MatMul",)),
+            ("Reshape", self._softmax_nd, ("Softmax", "LogSoftmax")),
+            ("Reshape", self._reshape_pair, ()),
+            ("Clip", self._hard_sigmoid, ()),
+        )
+        rules: dict[str, list] = {}
+        for op_type, rule, needs in table:
+            if op_type in present and (not needs or not present.isdisjoint(needs)):
+                rules.setdefault(op_type, []).append(rule)
+        return rules
 
     def run(self) -> None:
         nodes = self.nodes
-        for i in range(len(nodes)):
+        rules = self._rules()
+        # A rewrite changes the node at i and removes nodes before it, never one after it.
+        for i, n in enumerate(nodes):
+            if n is None or n.op_type not in rules:
+                continue
             changed = True
             while changed and nodes[i] is not None:
                 changed = False
-                for rule in self.rules.get(nodes[i].op_type, ()):
+                for rule in rules.get(nodes[i].op_type, ()):
                     new = rule(nodes[i])
                     if new is not None:
                         node, removed = new
@@ -293,6 +320,10 @@ class _Rewriter:
     def _matmul_nd(self, back: Node) -> tuple[Node, list[int]] | None:
         """Reshape(MatMul(Reshape(a), Reshape(b))) -> MatMul(a, b) when the reshapes only merge
         and split the same leading batch axes."""
+        producer = self.producer.get(back.inputs[0])
+        if producer is None or self.nodes[producer] is None or \
+                self.nodes[producer].op_type != "MatMul":  # the common case, ruled out at once
+            return None
         found = self.source(back.inputs[0], "MatMul")
         removed_too = True
         if found is None:
@@ -437,23 +468,21 @@ def _linears_to_gemm(b: GraphBuilder, outputs: Sequence[str]) -> None:
     rewritten when it then takes fewer nodes.
     """
     nodes = b.nodes
+    matmuls = [n for n in nodes if n.op_type == "MatMul"]
+    if not matmuls:
+        return
     keep = set(outputs)
     producer = {o: n for n in nodes for o in n.outputs}
-    readers: dict[str, list[Node]] = {}
-    for n in nodes:
-        for x in n.inputs:
-            readers.setdefault(x, []).append(n)
+    reads = Counter(chain.from_iterable([n.inputs for n in nodes]))
+    last_reader = {x: n for n in nodes for x in n.inputs}
 
     def only_reader(name: str, op_type: str) -> Node:
-        found = readers.get(name, [])
-        if len(found) != 1 or name in keep or found[0].op_type != op_type:
+        if reads.get(name, 0) != 1 or name in keep or last_reader[name].op_type != op_type:
             return None
-        return found[0]
+        return last_reader[name]
 
     groups: dict[str, list[_Linear]] = {}
-    for n in nodes:
-        if n.op_type != "MatMul":
-            continue
+    for n in matmuls:
         x, w = n.inputs
         weight = b.arrays.get(w)
         shape = b.shapes.get(x)
@@ -474,7 +503,7 @@ def _linears_to_gemm(b: GraphBuilder, outputs: Sequence[str]) -> None:
     for x, linears in groups.items():
         source = producer.get(x)
         free_in = (source is not None and source.op_type == "Reshape" and x not in keep
-                   and len(readers.get(x, [])) == len(linears))
+                   and reads.get(x, 0) == len(linears))
         cost = (0 if free_in else 1) + sum(lin.next_reshape is None for lin in linears)
         if cost >= len(linears):
             continue
@@ -503,16 +532,24 @@ def _linears_to_gemm(b: GraphBuilder, outputs: Sequence[str]) -> None:
                 replaced[id(lin.add)] = [b.make_node("Reshape", [gemm_out, b.name(b.ints(dims))],
                                                      list(lin.add.outputs))]
     if replaced:
-        b.nodes[:] = [m for n in nodes for m in replaced.get(id(n), [n])]
+        new_nodes: list[Node] = []
+        for n in nodes:
+            instead = replaced.get(id(n))
+            if instead is None:
+                new_nodes.append(n)
+            else:
+                new_nodes.extend(instead)
+        b.nodes[:] = new_nodes
 
 
 def _drop_dead(b: GraphBuilder, outputs: Sequence[str]) -> None:
     live = set(outputs)
     kept = []
     for n in reversed(b.nodes):
-        if n is not None and any(o in live for o in n.outputs):
+        if n is not None and not live.isdisjoint(n.outputs):
             kept.append(n)
-            live.update(x for x in n.inputs if x)
+            live.update(n.inputs)
+    live.discard("")  # an omitted optional input
     kept.reverse()
     b.nodes[:] = kept
     b.initializers[:] = [name for name in b.initializers if name in live]

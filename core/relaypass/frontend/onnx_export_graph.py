@@ -17,6 +17,7 @@ their static shape: the clean-ups of :mod:`.onnx_export` read it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any as AnyT
 
@@ -66,7 +67,7 @@ def _codes() -> dict[str, int]:
 
 class Node:
     """A node of the graph being built: plain lists and a dict, which the clean-ups rewrite
-    far faster than NodeProtos; :meth:`GraphBuilder.protos` makes the protos at the end."""
+    far faster than NodeProtos; :meth:`GraphBuilder.write_nodes` makes the protos at the end."""
 
     __slots__ = ("op_type", "inputs", "outputs", "attrs", "domain")
 
@@ -109,6 +110,8 @@ _RAW_DATA = 9
 """The field number of ``TensorProto.raw_data``."""
 _GRAPH = 7
 """The field number of ``ModelProto.graph``."""
+_FLOAT, _INT, _STRING, _INTS = 1, 2, 3, 7
+"""The ``AttributeProto.AttributeType`` codes of the attributes made without the helper."""
 
 
 def _varint(n: int) -> bytes:
@@ -132,6 +135,16 @@ def _little_endian(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array, array.dtype.newbyteorder("<"))
 
 
+_LITTLE_ENDIAN_HOST = sys.byteorder == "little"
+
+
+def _raw_bytes(array: np.ndarray) -> bytes:
+    """``array``'s data as ONNX's ``raw_data`` holds it: in C order, little-endian."""
+    if _LITTLE_ENDIAN_HOST and array.dtype.byteorder != ">":
+        return array.tobytes()
+    return _little_endian(array).tobytes()
+
+
 class GraphBuilder:
     """Nodes, initializers and names of one ONNX graph (the model's, or a local function's).
 
@@ -142,8 +155,6 @@ class GraphBuilder:
     def __init__(self, onnx: AnyT, opset: int, reserved: Sequence[str] = (),
                  function: bool = False) -> None:
         self._helper = onnx.helper
-        self._node_proto = onnx.NodeProto
-        self._attribute_proto = onnx.AttributeProto
         self._from_array = onnx.numpy_helper.from_array
         self._tensor_proto = onnx.TensorProto
         self.opset = opset
@@ -152,24 +163,24 @@ class GraphBuilder:
         self.initializers: list[str] = []
         self.shapes: dict[str, tuple] = {}
         self.arrays: dict[str, np.ndarray] = {}
-        self._taken: set[str] = set(reserved)
+        self._reserved: frozenset[str] = frozenset(reserved)
         self._counters: dict[str, int] = {}
         self._shared: dict[tuple, str] = {}
 
     # --- names ------------------------------------------------------------------------------
-    def reserve(self, name: str) -> None:
-        self._taken.add(name)
-
     def fresh(self, hint: str) -> str:
-        """A name no value of this graph has: ``hint`` followed by a counter."""
+        """A name no value of this graph has: ``hint`` followed by a counter.
+
+        Only the reserved names are checked: two names made here never clash, since each
+        hint counts on its own and a name splits back into its hint and count at its last
+        underscore."""
         n = self._counters.get(hint, 0)
-        while True:
-            name = f"{hint}_{n}"
+        name = f"{hint}_{n}"
+        reserved = self._reserved
+        while name in reserved:
             n += 1
-            if name not in self._taken:
-                break
-        self._counters[hint] = n
-        self._taken.add(name)
+            name = f"{hint}_{n}"
+        self._counters[hint] = n + 1
         return name
 
     # --- values -----------------------------------------------------------------------------
@@ -181,7 +192,7 @@ class GraphBuilder:
     @staticmethod
     def ints(values: Sequence[int]) -> Value:
         """A 1-D int64 constant: the form ONNX wants for shapes, axes and bounds."""
-        return Value(None, np.asarray([int(v) for v in values], dtype=np.int64))
+        return Value(None, np.array(list(map(int, values)), dtype=np.int64))
 
     def name(self, value: Value | None) -> str:
         """The name of ``value`` in the graph, storing it first if it is a constant ("" for an
@@ -211,8 +222,8 @@ class GraphBuilder:
         return name
 
     def add_initializer(self, name: str, array: np.ndarray) -> None:
-        """An initializer with a given name (a parameter whose value the caller gave)."""
-        self._taken.add(name)
+        """An initializer with a given name (a parameter whose value the caller gave: a
+        reserved name)."""
         self.initializers.append(name)
         self.arrays[name] = array
 
@@ -221,14 +232,14 @@ class GraphBuilder:
         return sum(self.arrays[name].nbytes for name in self.initializers)
 
     def write_initializers(self, graph: AnyT) -> None:
-        """Store the initializers in ``graph`` (a GraphProto), each array copied once."""
+        """Store the initializers in ``graph`` (a GraphProto), each array copied once and each
+        TensorProto made in its place with one call."""
+        add = graph.initializer.add
+        arrays = self.arrays
         for name in self.initializers:
-            array = self.arrays[name]
-            tensor = graph.initializer.add()
-            tensor.name = name
-            tensor.data_type = array_code(array)
-            tensor.dims.extend(array.shape)
-            tensor.raw_data = _little_endian(array).tobytes()
+            array = arrays[name]
+            add(name=name, data_type=array_code(array), dims=array.shape,
+                raw_data=_raw_bytes(array))
 
     def encoded_initializers(self) -> list[tuple[bytes, memoryview]]:
         """The initializers as ``GraphProto.initializer`` fields in protobuf's wire format, each
@@ -253,12 +264,38 @@ class GraphBuilder:
     # --- nodes ------------------------------------------------------------------------------
     def node(self, op_type: str, inputs: Sequence[Value | None], outputs: int = 1,
              domain: str = "", **attrs: AnyT) -> AnyT:
-        """Add a node; its output Value (a list of them when ``outputs`` is not 1)."""
-        names = [self.fresh(op_type.lower()) for _ in range(outputs)]
-        attrs = {k: v for k, v in attrs.items() if v is not None}
-        self.nodes.append(Node(op_type, [self.name(v) for v in inputs], names, attrs, domain))
-        values = [Value(n) for n in names]
-        return values[0] if outputs == 1 else values
+        """Add a node; its output Value (a list of them when ``outputs`` is not 1).
+
+        An attribute given as None is left out.  Written for speed: a model's export calls
+        it for nearly every node, so the common cases (one output, inputs already named, no
+        None attribute) take no detour."""
+        hint = op_type.lower()
+        if outputs == 1:  # fresh(hint), written out: a call costs as much as the rest
+            n = self._counters.get(hint, 0)
+            name = f"{hint}_{n}"
+            if name in self._reserved:
+                name = self.fresh(hint)
+            else:
+                self._counters[hint] = n + 1
+            names = [name]
+        else:
+            names = [self.fresh(hint) for _ in range(outputs)]
+        for v in attrs.values():
+            if v is None:
+                attrs = {k: v for k, v in attrs.items() if v is not None}
+                break
+        in_names = []
+        for v in inputs:
+            if v is None:
+                in_names.append("")
+            elif v.name is None:
+                in_names.append(self.name(v))
+            else:
+                in_names.append(v.name)
+        self.nodes.append(Node(op_type, in_names, names, attrs, domain))
+        if outputs == 1:
+            return Value(names[0])
+        return [Value(n) for n in names]
 
     @staticmethod
     def make_node(op_type: str, inputs: Sequence[str], outputs: Sequence[str],
@@ -266,33 +303,42 @@ class GraphBuilder:
         """A node between named values (for rewriting nodes already made)."""
         return Node(op_type, list(inputs), list(outputs), attrs)
 
-    def protos(self) -> list[AnyT]:
-        """The nodes as NodeProtos, in order."""
-        node_proto = self._node_proto
-        out = []
+    def write_nodes(self, container: AnyT) -> None:
+        """Add the nodes as NodeProtos, in order, to ``container`` (a GraphProto's or a
+        FunctionProto's ``node`` field).
+
+        Each proto is made in its place with one call (``container.add``), its attributes
+        given as dicts: a NodeProto made apart and then extended into the graph would be
+        copied, and so would each AttributeProto extended into the node."""
+        add = container.add
+        attribute = self._attribute
         for n in self.nodes:
-            proto = node_proto(op_type=n.op_type, input=n.inputs, output=n.outputs,
-                               domain=n.domain)
-            if n.attrs:
-                proto.attribute.extend(self._attribute(k, v) for k, v in sorted(n.attrs.items()))
-            out.append(proto)
-        return out
+            attrs = n.attrs
+            if not attrs:
+                add(op_type=n.op_type, input=n.inputs, output=n.outputs, domain=n.domain)
+                continue
+            if len(attrs) == 1:
+                ((k, v),) = attrs.items()
+                listed = [attribute(k, v)]
+            else:
+                listed = [attribute(k, v) for k, v in sorted(attrs.items())]
+            add(op_type=n.op_type, input=n.inputs, output=n.outputs, domain=n.domain,
+                attribute=listed)
 
     def _attribute(self, name: str, value: AnyT) -> AnyT:
-        """An AttributeProto, as ``onnx.helper.make_attribute`` makes it: the common forms
-        (an int, a float, a string, a list of ints) built directly, the others by the helper,
-        which finds the type of a value through ``numbers`` and ``isinstance`` at some cost
-        per attribute."""
-        proto = self._attribute_proto
+        """An AttributeProto as ``onnx.helper.make_attribute`` makes it: the common forms (an
+        int, a float, a string, a list of ints) as the dict of its fields, which the node's
+        constructor reads without a copy; the others made by the helper, which finds the type
+        of a value through ``numbers`` and ``isinstance`` at some cost per attribute."""
         t = type(value)
         if t is int or t is bool:
-            return proto(name=name, type=proto.INT, i=int(value))
+            return {"name": name, "type": _INT, "i": int(value)}
         if t is float:
-            return proto(name=name, type=proto.FLOAT, f=value)
+            return {"name": name, "type": _FLOAT, "f": value}
         if t is str:
-            return proto(name=name, type=proto.STRING, s=value.encode("utf-8"))
+            return {"name": name, "type": _STRING, "s": value.encode("utf-8")}
         if (t is list or t is tuple) and value and all(type(v) is int for v in value):
-            return proto(name=name, type=proto.INTS, ints=value)
+            return {"name": name, "type": _INTS, "ints": value}
         return self._helper.make_attribute(name, value)
 
     def tensor_attr(self, array: np.ndarray) -> AnyT:

@@ -108,7 +108,7 @@ def _axis(axis: int, rank: int) -> int:
 
 
 def _transpose(b: GraphBuilder, v: Value, perm: Sequence[int]) -> Value:
-    perm = [int(p) for p in perm]
+    perm = list(map(int, perm))
     if perm == list(range(len(perm))):
         return v
     if v.array is not None:
@@ -776,6 +776,28 @@ def _argsort(b: GraphBuilder, call: Call, args: list) -> Value:
 # --- shapes and data movement ---------------------------------------------------------------------
 
 
+def _static_target(call: Call) -> tuple[list[int], bool] | None:
+    """The output type's shape as an ONNX Reshape target (-1 for a single unknown extent) and
+    whether it needs allowzero=1; None when more than one extent is unknown."""
+    target = []
+    unknown = False
+    for d in _shape(call):
+        v = known_int(d)
+        if v is None:
+            if unknown:
+                return None
+            unknown = True
+            v = -1
+        target.append(v)
+    return target, 0 in target
+
+
+def _plain_codes(newshape: Sequence[int]) -> bool:
+    """Whether ONNX's Reshape reads Relay's ``newshape`` as Relay does: 0 copies an extent,
+    one -1 infers one, and no code below -1."""
+    return min(newshape, default=0) >= -1 and list(newshape).count(-1) <= 1
+
+
 def _target_shape(call: Call, newshape: Sequence[int] | None) -> tuple[list[int], bool]:
     """The ONNX Reshape target of a reshape-like call, and whether it needs allowzero=1.
 
@@ -783,13 +805,13 @@ def _target_shape(call: Call, newshape: Sequence[int] | None) -> tuple[list[int]
     unknown extent); otherwise Relay's ``newshape`` when ONNX reads it the
     same way (0 copies an extent, one -1 infers one).
     """
+    found = _static_target(call)
+    if found is not None:
+        return found
+    if newshape is not None and _plain_codes(newshape):
+        return [int(v) for v in newshape], False
     out = _shape(call)
     unknown = sum(_is_any(d) for d in out)
-    if unknown <= 1:
-        target = [-1 if _is_any(d) else int(d) for d in out]
-        return target, 0 in target
-    if newshape is not None and all(v >= -1 for v in newshape) and list(newshape).count(-1) <= 1:
-        return [int(v) for v in newshape], False
     raise Unsupported(f"reshaping to ({', '.join(map(str, out))}) has {unknown} unknown "
                       f"extents that ONNX's Reshape cannot express")
 
@@ -797,14 +819,13 @@ def _target_shape(call: Call, newshape: Sequence[int] | None) -> tuple[list[int]
 @_export("reshape", "Reshape (Shape, Slice, Mul, Concat for codes -2, -3, -4 of dynamic shapes)")
 def _reshape_op(b: GraphBuilder, call: Call, args: list) -> Value:
     allowzero = bool(call.attrs.allowzero)
-    newshape = None if allowzero else [int(v) for v in call.attrs.newshape]
-    try:
-        target, zero = _target_shape(call, newshape)
-    except Unsupported:
-        if newshape is None:
-            raise
+    newshape = None if allowzero else list(map(int, call.attrs.newshape))
+    found = _static_target(call)
+    if found is None and newshape is not None and not _plain_codes(newshape):
+        # the codes -2, -3, -4 of a shape ONNX cannot write down: computed when the model runs
         return b.node("Reshape", [args[0], _relay_codes(b, args[0], _rank(call.args[0]),
                                                         newshape)])
+    target, zero = found if found is not None else _target_shape(call, newshape)
     if args[0].array is not None and -1 not in target:
         return b.const(args[0].array.reshape(target))
     return b.node("Reshape", [args[0], b.ints(target)], allowzero=1 if zero else None)
@@ -857,11 +878,9 @@ def _reverse_reshape(b: GraphBuilder, call: Call, args: list) -> Value:
 
 @_export("reshape_like", "Reshape (Shape, Concat for dynamic shapes)")
 def _reshape_like(b: GraphBuilder, call: Call, args: list) -> Value:
-    try:
-        target, zero = _target_shape(call, None)
-    except Unsupported:
-        pass
-    else:
+    found = _static_target(call)
+    if found is not None:
+        target, zero = found
         return b.node("Reshape", [args[0], b.ints(target)], allowzero=1 if zero else None)
     attrs = call.attrs
     rank, like_rank = _rank(call.args[0]), _rank(call.args[1])
@@ -1062,7 +1081,8 @@ def _take(b: GraphBuilder, call: Call, args: list) -> Value:
     if indices.array is not None and not _is_any(extent) and mode != "fast":
         n = int(extent)
         idx = indices.array.astype(np.int64)
-        idx = np.clip(idx, 0, n - 1) if mode == "clip" else np.mod(idx, n)
+        # (np.clip's Python wrapper costs more than the two ufuncs)
+        idx = np.minimum(np.maximum(idx, 0), n - 1) if mode == "clip" else np.mod(idx, n)
         indices = b.const(idx)
     elif mode == "clip":
         if _is_any(extent):

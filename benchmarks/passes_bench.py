@@ -402,6 +402,30 @@ def collect(chain: Sequence[int] = (10_000, 100_000), dag: Sequence[int] = (10_0
     return rows
 
 
+#: The sizes of the floor's sweep (run_all.py): from well inside the caches to well outside.
+SWEEP = (2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000)
+
+
+def floor_sweep(sizes: Sequence[int] = SWEEP, repeat: int = 3,
+                seed: int = 0) -> dict[str, dict[int, float]]:
+    """The floor's µs per node on the chain and the random DAG at each of ``sizes``.
+
+    A cost that grows with the program (an algorithm's) keeps growing from
+    size to size; a cost that steps up where the working set leaves the
+    processor's caches is flat on either side of the step.  The floor does
+    the latter, and so the growth from 10,000 to 100,000 nodes it shows (and
+    every pass shows with it) is the memory system's, not the code's.
+    """
+    out: dict[str, dict[int, float]] = {}
+    for workload in ("chain", "dag"):
+        out[workload] = {}
+        for size in sizes:
+            program = WORKLOADS[workload](size, seed)
+            out[workload][size] = floor_seconds(program, repeat) * 1e6 / count_calls(program)
+            del program
+    return out
+
+
 def against_floor(rows: list[dict[str, object]], small: int, large: int) -> list[dict[str, object]]:
     """Per pass: microseconds per node on the chain and the DAG at both sizes, the multiple
     of the floor at each, the growth per node from ``small`` to ``large``, and that growth

@@ -622,3 +622,72 @@ def test_a_pipeline_file_partitions_resnet50_for_the_installed_target(acme_venv,
     assert "nn.conv2d" not in report["ops"]
     # The partitioned function runs on the interpreter: the same output before and after.
     assert report["max_error"] < 1e-5
+
+
+# --- the plain grouping gives what the general one gives ------------------------------------
+def _random_program(seed):
+    """``main(x, y)``: a random DAG of adds, multiplies, relus, tanhs and negations, with
+    constants, shared values, tuples and projections (so that matches overlap, share
+    nodes, bind one node twice and leave values used outside them)."""
+    import random
+
+    rng = random.Random(seed)
+    c = relay.const(np.full((2, 3), 0.5, "float32"))
+
+    def body(x, y):
+        values = [x, y]
+        for _ in range(60):
+            a = values[-1 - min(int(rng.expovariate(0.4)), len(values) - 1)]
+            b = rng.choice(values + [c])
+            r = rng.random()
+            if r < 0.25:
+                e = relay.add(a, b) if rng.random() < 0.5 else relay.add(b, a)
+            elif r < 0.4:
+                e = relay.multiply(a, b)
+            elif r < 0.55:
+                e = relay.nn.relu(relay.add(a, c) if rng.random() < 0.3 else a)
+            elif r < 0.7:
+                e = relay.tanh(a)
+            elif r < 0.85:
+                e = relay.negative(a)
+            else:
+                e = relay.TupleGetItem(relay.Tuple([a, b]), rng.randrange(2))
+            values.append(e)
+        return relay.Tuple(values[-4:])
+
+    return relay.transform.InferType()(module(body))
+
+
+def _random_table():
+    from relaypass.relay.dataflow_pattern import is_constant, is_tuple, is_tuple_get_item
+
+    same = wildcard()
+    return [
+        ("add_relu", is_op("nn.relu")(is_op("add")(wildcard(), is_constant()))),
+        ("relus_added", is_op("add")(is_op("nn.relu")(wildcard()), is_op("nn.relu")(wildcard()))),
+        ("mul_tanh", is_op("tanh")(is_op("multiply")(wildcard(), wildcard()))),
+        ("twice", is_op("add")(same, same)),  # (not plain: one wildcard twice)
+        ("neg_neg", is_op("negative")(is_op("negative")(wildcard()))),
+        ("first", is_tuple_get_item(is_tuple([wildcard(), wildcard()]), 0)),
+        ("relu_tanh", is_op("tanh")(is_op("nn.relu")(wildcard()))),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_plain_patterns_group_as_the_general_matcher_does(seed, monkeypatch):
+    # The grouper reads a plain pattern's group (members, copied nodes, inputs) from the
+    # plain matcher's bindings instead of walking the match; the composite functions, their
+    # names, parameters and calls are those of the general matcher's grouping.
+    from relaypass.dataflow_pattern import grouper
+    from relaypass.ir.structural import assert_structural_equal
+
+    mod = _random_program(seed)
+    table = _random_table()
+    out = MergeComposite(table)(mod)["main"]
+    monkeypatch.setattr(grouper, "plain_matcher", lambda pattern, pairs=False: None)
+    general = MergeComposite(table)(mod)["main"]
+    assert_structural_equal(out, general)
+    assert _param_names(out) == _param_names(general)
+    assert composites(out) == composites(general)
+    assert out.astext() == general.astext()
+    assert composites(out)  # (the table matches something in every program)

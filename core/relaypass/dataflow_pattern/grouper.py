@@ -54,10 +54,11 @@ from .pattern import (
     DominatorPattern,
     ExprPattern,
     FunctionPattern,
+    TupleGetItemPattern,
     TuplePattern,
 )
 
-__all__ = ["Group", "PARTITIONED_FROM_PATTERN", "PatternGrouper", "pattern_post_order"]
+__all__ = ["Group", "PARTITIONED_FROM_PATTERN", "PatternGrouper", "pattern_post_order", "shape_name"]
 
 PARTITIONED_FROM_PATTERN = "PartitionedFromPattern"
 """The function attribute naming what a partitioned function was made from."""
@@ -75,15 +76,16 @@ class Group:
     needs them, rewriting does not.
     """
 
-    __slots__ = ("gid", "root", "matched", "args", "number", "inner", "sealed", "_order",
+    __slots__ = ("gid", "root", "_matched", "args", "number", "inner", "sealed", "_order",
                  "_params", "_function", "_name")
 
-    def __init__(self, gid: int, root: Expr, matched: dict[DFPattern, list[Expr]],
+    def __init__(self, gid: int, root: Expr,
+                 matched: dict[DFPattern, list[Expr]] | list[tuple[DFPattern, Expr]],
                  args: list[Expr], number: int, order: list[Expr] | None = None,
                  inner: list[Expr] | None = None) -> None:
         self.gid = gid
         self.root = root
-        self.matched = matched
+        self._matched = matched
         self.args = args
         self.number = number
         self.inner = inner if inner is not None else []
@@ -92,6 +94,15 @@ class Group:
         self._params: list[Var] | None = None
         self._function: Function | None = None
         self._name = ""
+
+    @property
+    def matched(self) -> dict[DFPattern, list[Expr]]:
+        """What each pattern node matched (the matcher's bindings; from a plain matcher's
+        pairs, made when first asked for: partitioning never asks)."""
+        matched = self._matched
+        if type(matched) is list:
+            matched = self._matched = {p: [e] for p, e in matched}
+        return matched
 
     @property
     def order(self) -> list[Expr]:
@@ -136,29 +147,36 @@ class Group:
                 parts.append(_name_part(node))
         return "".join(parts)
 
-    def _body(self, params: list[Var], keep_types: bool) -> Expr:
+    def _body(self, params: list[Var], keep_types: bool, shape: list[Op | str] | None = None
+              ) -> Expr:
         """The match rebuilt over ``params`` (each node typed as the one it copies, if asked).
 
         Sets :attr:`sealed`: whether the body holds only new nodes, operators,
         constants and variables (no node of the match is kept as it is, for want
-        of an input below it).
+        of an input below it).  ``shape``, if given, receives the function's
+        :func:`shape_name` parts (found in the same loop, so that a partitioner
+        can key the functions' attributes by them without building the name).
         """
         memo: dict[Expr, Expr] = dict(zip(self.args, params))
         root = self.root
         self.sealed = True
-        if root in memo:
-            return memo[root]
         get = memo.get
+        note = shape.append if shape is not None else None
+        sealed = True
         for node in self.order:
             kind = type(node)
             if kind is Call and type(node.op) is Op:  # most nodes: built from the arguments
+                if note is not None:
+                    note(node.op)
                 kids = node.args
-                new_kids = list(map(get, kids, kids))
-                if any(map(is_not, kids, new_kids)):
+                new_kids = tuple(map(get, kids, kids))
+                if new_kids != kids:  # (nodes compare by identity)
                     new = Call(node.op, new_kids, node.attrs, node.type_args, node.span)
                 else:
                     new = node
             else:
+                if note is not None:
+                    note(_name_part(node))
                 layout = kind._layout_
                 kids = layout.children(node)
                 new_kids = list(map(get, kids, kids))
@@ -166,21 +184,24 @@ class Group:
                 if any(map(is_not, kids, new_kids)):
                     new = layout.rebuild(node, new_kids)
             if new is node:
-                self.sealed = False
+                sealed = False
             elif keep_types and node._checked_type is not None:
                 set_checked_type(new, node._checked_type)
             memo[node] = new
-        return memo[root]
+        self.sealed = sealed
+        return get(root, root)
 
-    def partitioned(self, attrs_of: Callable[[str], Attrs],
+    def partitioned(self, attrs_of: Callable[[tuple[Op | str, ...]], Attrs],
                     arg_types: Sequence[Type] | None = None,
                     func_type: Callable[[Sequence[Type], Type], FuncType] | None = None
                     ) -> Function:
-        """The match as a function with the attributes ``attrs_of(name)`` gives for its name.
+        """The match as a function with the attributes ``attrs_of(shape)`` gives for its shape.
 
-        (The name is :attr:`name`, the matched nodes in post-order; a
-        partitioner gives ``PartitionedFromPattern`` and its own attributes,
-        one :class:`Attrs` per name.)  With ``arg_types`` (the types of the
+        (The shape is what :func:`shape_name` turns into :attr:`name`, the
+        matched nodes in post-order: groups of one shape have one name, so a
+        partitioner gives ``PartitionedFromPattern`` and its own attributes as
+        one :class:`Attrs` per shape, without building a name per group.)
+        With ``arg_types`` (the types of the
         group's inputs, in a typed program) the function comes typed as
         InferType would type it: its parameters annotated with those types,
         every node of its body with the type of the node it copies (the
@@ -189,20 +210,25 @@ class Group:
         is ``func_type(arg_types, return type)`` (a partitioner shares one
         between functions of the same types), by default a new one.
         """
+        shape: list[Op | str] = []
         if arg_types is None:
             params = self.params
-        else:
-            number = self.number
-            params = [Var(f"FunctionVar_{number}_{k}", t) for k, t in enumerate(arg_types)]
-        body = self._body(params, arg_types is not None)
-        attrs = attrs_of(self._name_of())
-        if arg_types is None:
-            return Function(params, body, attrs=attrs)
-        ret = self.root.checked_type
-        func = Function(params, body, ret, attrs=attrs)
+            body = self._body(params, False, shape)
+            return Function(params, body, attrs=attrs_of(tuple(shape)))
+        prefix = f"FunctionVar_{self.number}_"
+        params = [Var(f"{prefix}{k}", t) for k, t in enumerate(arg_types)]
+        body = self._body(params, True, shape)
+        ret = self.root._checked_type
+        func = Function(params, body, ret, None, attrs_of(tuple(shape)))
         set_checked_type(func, FuncType(list(arg_types), ret) if func_type is None
                          else func_type(arg_types, ret))
         return func
+
+
+def shape_name(shape: Sequence[Op | str]) -> str:
+    """The name (``PartitionedFromPattern``) of a function of shape ``shape``
+    (:meth:`Group.partitioned`): an operator stands for a call of it."""
+    return "".join(f"{part.name}_" if type(part) is Op else part for part in shape)
 
 
 def pattern_post_order(pattern: DFPattern) -> list[DFPattern]:
@@ -278,7 +304,12 @@ def _ordered_members(root: Expr, inputs: dict[Expr, int]) -> tuple[list[Expr], s
             continue  # reached again, below a node expanded after it was pushed
         expanded_nodes.add(node)
         push((node, True))
-        for kid in reversed(type(node)._layout_.children(node)):
+        if type(node) is Call and type(node.op) is Op:  # most nodes: an operator's arguments
+            add(node.op)  # (never an input)
+            kids = node.args
+        else:
+            kids = type(node)._layout_.children(node)
+        for kid in reversed(kids):
             if kid in inputs:
                 continue
             add(kid)
@@ -323,8 +354,13 @@ class _InputPlan:
         self.sources: list[tuple[DFPattern, str | None, bool]] = []
         self.dominators: list[DominatorPattern] = []
         self.functions: list[FunctionPattern] = []
+        #: The call, tuple and projection nodes: in a plain pattern, what they match is
+        #: a group's node the function copies (unless it is an input too).
+        self.inner: set[DFPattern] = set()
         for p in pattern_post_order(pattern):
             kind = type(p)
+            if kind in (CallPattern, TuplePattern, TupleGetItemPattern):
+                self.inner.add(p)
             if kind is DominatorPattern:
                 self.dominators.append(p)
             elif kind is FunctionPattern:
@@ -395,7 +431,7 @@ class PatternGrouper:
         matcher = DFPatternMatcher(expr, graph)
         plan = _InputPlan(pattern)
         calls = call_filter(pattern)
-        plain = plain_matcher(pattern)
+        plain = plain_matcher(pattern, pairs=True)
         quick = quick_check(pattern) if plain is None else None  # as quick as the plain one
         pre_partitioned: set[Expr] = set()
         gid_of = self.gid_of
@@ -429,16 +465,27 @@ class PatternGrouper:
             if quick is not None and not quick(current):
                 continue
             if plain is not None:
-                node_map = plain(current)
-                if node_map is not None:
-                    self._create_group(current, node_map, plan, graph)
+                pairs = plain(current)
+                if pairs is not None:
+                    self._create_group(current, pairs, plan, graph)
             elif matcher.match(pattern, current):
                 # (The matcher's next match starts a new memo: this one is the group's.)
                 self._create_group(current, matcher.memo, plan, graph)
         return self.groups
 
-    def _create_group(self, root: Expr, node_map: Bindings, plan: _InputPlan,
-                      graph: IndexedGraph) -> None:
+    def _create_group(self, root: Expr, node_map: Bindings | list[tuple[DFPattern, Expr]],
+                      plan: _InputPlan, graph: IndexedGraph) -> None:
+        """Make a group of the match at ``root`` (``node_map``: its bindings, or a plain
+        matcher's pairs), unless it overlaps one found before or a value escapes it.
+
+        Every match comes here once (a subclass may note them)."""
+        if type(node_map) is list:
+            self._plain_group(root, node_map, plan, graph)
+        else:
+            self._general_group(root, node_map, plan, graph)
+
+    def _general_group(self, root: Expr, node_map: Bindings, plan: _InputPlan,
+                       graph: IndexedGraph) -> None:
         fuzzy: set[Expr] = set()
         if plan.dominators or plan.functions:
             for p in plan.dominators:
@@ -465,6 +512,56 @@ class PatternGrouper:
             order, members = _ordered_members(root, inputs)
         else:
             order, members = None, _members(root, inputs)
+        self._add_group(root, node_map, inputs, order, members, number, graph)
+
+    def _plain_group(self, root: Expr, pairs: list[tuple[DFPattern, Expr]],
+                     plan: _InputPlan, graph: IndexedGraph) -> None:
+        """:meth:`_general_group` for the pairs of a plain matcher, without walking the match.
+
+        A plain pattern is a tree whose inner nodes (calls, tuples, projections)
+        bind every child of what they match, and the pairs come in post-order,
+        children in field order: so the group's members are what the pairs bind
+        (less the inputs), and its :attr:`~Group.order` is what the inner nodes
+        bind, in the pairs' order.  Where that reading may not hold (an inner
+        node's match is also an input, one node is matched twice, a wildcard
+        matched a function, the root is a leaf), the group is made the general way.
+        """
+        bound = dict(pairs)
+        inputs: dict[Expr, int] = {}
+        for p, _, embeds in plan.sources:  # (plain: every source is a leaf of the pattern)
+            candidate = bound[p]
+            kind = type(candidate)
+            if kind is Op or kind is Constant and embeds or candidate in inputs:
+                continue
+            if kind is Function:
+                self._general_group(root, {p: [e] for p, e in pairs}, plan, graph)
+                return
+            inputs[candidate] = len(inputs)
+        inner = plan.inner
+        members: set[Expr] = set()
+        order: list[Expr] = []
+        for p, e in pairs:
+            if p in inner:
+                if e in inputs or e in members:
+                    self._general_group(root, {p: [e] for p, e in pairs}, plan, graph)
+                    return
+                order.append(e)
+            elif e in inputs:
+                continue
+            members.add(e)
+        if not order or order[-1] is not root:
+            self._general_group(root, {p: [e] for p, e in pairs}, plan, graph)
+            return
+        number = self._graph_number
+        self._graph_number += 1
+        self._add_group(root, pairs, inputs, order if self._ordered else None, members,
+                        number, graph)
+
+    def _add_group(self, root: Expr,
+                   node_map: Bindings | list[tuple[DFPattern, Expr]], inputs: dict[Expr, int],
+                   order: list[Expr] | None, members: set[Expr], number: int,
+                   graph: IndexedGraph) -> None:
+        """Keep the group unless it overlaps one found before or a value escapes it."""
         gid_of = self.gid_of
         for node in members:
             if node in gid_of and type(node) not in _SHARED_KINDS:

@@ -345,7 +345,8 @@ Bindings = dict[DFPattern, list[Expr]]
 _Step = Callable[[Expr, list], bool]
 
 
-def plain_matcher(pattern: DFPattern) -> Callable[[Expr], Bindings | None] | None:
+def plain_matcher(pattern: DFPattern, pairs: bool = False
+                  ) -> Callable[[Expr], Bindings | None] | None:
     """A faster matcher for a *plain* ``pattern``: ``m(expr)`` gives the bindings of a match
     (as :class:`DFPatternMatcher`'s ``memo`` would hold them, in the same order) or None.
 
@@ -357,7 +358,9 @@ def plain_matcher(pattern: DFPattern) -> Callable[[Expr], Bindings | None] | Non
     call among its arguments (which could match reassociated) is not plain.  The
     grouper tries a pattern at every candidate root: for the patterns most tables
     hold, this does the generic matcher's work without its per-node bookkeeping.
-    None when ``pattern`` is not plain.
+    None when ``pattern`` is not plain.  ``pairs``: ``m(expr)`` gives the bindings as a list
+    of (pattern node, expression) pairs instead, each pattern node once, in the order
+    the generic matcher binds them (a grouper reads the match's shape from that order).
     """
     seen: set[DFPattern] = set()
     stack = [(pattern, 1)]
@@ -382,6 +385,12 @@ def plain_matcher(pattern: DFPattern) -> Callable[[Expr], Bindings | None] | Non
         elif not (kind is ConstantPattern or kind is WildcardPattern and p.pattern is None):
             return None
     step = _plain_step(pattern)
+    if pairs:
+        def match_pairs(expr: Expr) -> list[tuple[DFPattern, Expr]] | None:
+            out: list[tuple[DFPattern, Expr]] = []
+            return out if step(expr, out) else None
+
+        return match_pairs
 
     def match(expr: Expr) -> Bindings | None:
         out: list[tuple[DFPattern, Expr]] = []

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
+from operator import is_not
 from typing import Any
 
 from relaypass.gc_pause import gc_paused
@@ -28,7 +30,7 @@ from relaypass.ir.op import Op
 from relaypass.ir.types import FuncType, Type
 
 from .graph import IndexedGraph
-from .grouper import PARTITIONED_FROM_PATTERN, Group, PatternGrouper
+from .grouper import PARTITIONED_FROM_PATTERN, Group, PatternGrouper, shape_name
 from .matcher import run_deep_if_needed
 from .pattern import DFPattern, FunctionPattern, PatternBuildError, _need_pattern, slots
 from .rewrite import CallbackError
@@ -96,16 +98,21 @@ def _partition(pattern: DFPattern, expr: Expr, extra: dict[str, Any],
         return expr
     # What the walk below does at a node: a kept root becomes a call of its group's
     # function; a node used only inside its group is not rebuilt (the function copies it).
-    at: dict[Expr, Group | None] = {}
+    at: dict[Expr, Group | None] = dict.fromkeys(
+        [node for group in kept for node in group.inner])
     for group in kept:
-        at.update(dict.fromkeys(group.inner))
         at[group.root] = group
     by_name: dict[str, Attrs] = {}  # the functions' attributes, one object per name
+    by_shape: dict[tuple[Op | str, ...], Attrs] = {}  # the same, by shape (shape_name)
 
-    def attrs_of(name: str) -> Attrs:
-        attrs = by_name.get(name)
+    def attrs_of(shape: tuple[Op | str, ...]) -> Attrs:
+        attrs = by_shape.get(shape)
         if attrs is None:
-            attrs = by_name[name] = Attrs({PARTITIONED_FROM_PATTERN: name, **extra})
+            name = shape_name(shape)
+            attrs = by_name.get(name)  # (two shapes may share a name: two operators of one)
+            if attrs is None:
+                attrs = by_name[name] = Attrs({PARTITIONED_FROM_PATTERN: name, **extra})
+            by_shape[shape] = attrs
         return attrs
 
     func_types: dict[tuple[int, ...], FuncType] = {}  # one per types of inputs and result
@@ -127,11 +134,11 @@ def _partition(pattern: DFPattern, expr: Expr, extra: dict[str, Any],
         if group is None:
             continue  # copied into its group's function, and used nowhere else
         if group is not node:
-            args = list(map(get, group.args, group.args))
+            args = tuple(map(get, group.args, group.args))
             func = None
             if typed and not stale and node._checked_type is not None:
                 types = [a._checked_type for a in args]
-                if not any(t is None for t in types):
+                if all(map(is_not, types, repeat(None))):
                     func = group.partitioned(attrs_of, types, func_type)
             if func is None:
                 stale = True
@@ -144,11 +151,12 @@ def _partition(pattern: DFPattern, expr: Expr, extra: dict[str, Any],
             continue
         post = node
         kind = type(node)
-        op_call = kind is Call and type(node.op) is Op
+        # (A call whose callee stays, an operator's or a composite function's: the arguments.)
+        op_call = kind is Call and (type(node.op) is Op or get(node.op) is None)
         kids = node.args if op_call else kind._layout_.children(node)
         for kid in kids:
             if get(kid, kid) is not kid:
-                new_kids = list(map(get, kids, kids))
+                new_kids = tuple(map(get, kids, kids))
                 if op_call:
                     post = Call(node.op, new_kids, node.attrs, node.type_args, node.span)
                 else:

@@ -18,11 +18,20 @@ legal programs (``x + x`` doubled nine times); counting rounds
 (:data:`MAX_ROUNDS`) keeps the guard against rewrites that undo each other
 without that failure.
 
-Cost: a rewrite's pattern looks a few levels deep, so once it has run, it
-need look again only within that depth above what changed since
-(:class:`_Tracker`); the whole program is grouped again only when that look
-finds a callback that would change something.  The first rewrite of a
-round that changes the program rebuilds it (every ancestor of a replacement
+Cost: on a small program most of the cost is fixed, per rewrite: grouping
+its matches.  Most rewrites change nothing on a given program, and that
+needs no grouping to see: a rewrite looking at a program for the first time
+asks each match's callback with that match alone, and is grouped only when
+one would change something (:meth:`_Tracker.keeps`).  A callback may so be
+asked more than once about a match, and decides from the match alone.  A
+rewrite's pattern looks a few levels deep, so once it has run, it need look
+again only within that depth above what changed since (:class:`_Tracker`);
+the whole program is grouped again only when that look finds a callback
+that would change something.  Whether a round left the program
+structurally equal (which ends the rounds, as in Relay) is asked only when
+the next round is about to change it: most end with a round that changes
+nothing, which returns the same program without comparing.  The first
+rewrite of a round that changes the program rebuilds it (every ancestor of a replacement
 is a new node) and the new node order comes out of that rebuild, so the
 program is walked only at the start.  On a DAG whose values are widely
 shared nearly every node is an ancestor of some replacement, so that
@@ -64,7 +73,15 @@ from relaypass.ir.structural import structural_equal
 
 from .graph import LEAVES, IndexedGraph, node_inputs
 from .grouper import PatternGrouper
-from .matcher import CallFilter, DFPatternMatcher, call_filter, quick_check, run_deep_if_needed
+from .matcher import (
+    Bindings,
+    CallFilter,
+    DFPatternMatcher,
+    call_filter,
+    plain_matcher,
+    quick_check,
+    run_deep_if_needed,
+)
 from .pattern import (
     AltPattern,
     AttrPattern,
@@ -131,7 +148,11 @@ Callback = Callable[[Call, Expr, Match], Expr]
 
 
 class Rewrite:
-    """A named pattern with the callback that replaces each of its matches."""
+    """A named pattern with the callback that replaces each of its matches.
+
+    The callback answers from what it is given alone (the driver may ask it
+    about a match more than once, see the module's docstring).
+    """
 
     __slots__ = ("name", "pattern", "callback", "_facts")
 
@@ -159,9 +180,10 @@ class Rewrite:
 class _PatternFacts:
     """A pattern's reach (one level more than its own: TVM's reassociation of multiply and
     divide may look at a call that is not where the pattern has its own), the operators
-    every match calls one of, its call filter and quick check."""
+    every match calls one of, its call filter, quick check and plain matcher (None where
+    the pattern is not plain), and the call filters of its nodes as a matcher finds them."""
 
-    __slots__ = ("reach", "needs", "calls", "quick")
+    __slots__ = ("reach", "needs", "calls", "quick", "plain", "filters")
 
     def __init__(self, pattern: DFPattern) -> None:
         reach = pattern_reach(pattern)
@@ -169,6 +191,8 @@ class _PatternFacts:
         self.needs = needed_calls(pattern)
         self.calls = call_filter(pattern)
         self.quick = quick_check(pattern)
+        self.plain = plain_matcher(pattern)
+        self.filters: dict[DFPattern, CallFilter | None] = {}
 
 
 class _Typing:
@@ -372,7 +396,15 @@ class _Tracker:
 
     def keeps(self, k: int, rewrite: Rewrite, graph: IndexedGraph, fresh: set[Expr]) -> bool:
         """Whether rewrite ``k`` would change nothing on ``graph`` (False: it may); the
-        nodes of the matches whose callback it asks leave ``fresh``."""
+        nodes of the matches whose callback it asks leave ``fresh``.
+
+        A rewrite that never saw this program, or whose pattern has no bounded
+        reach, is asked at every match alone: most rewrites change nothing on a
+        given program, and finding that out needs only their matches and
+        callbacks, not the grouping of a run (which is what costs, on a small
+        program).  If every callback keeps its match, the run would change nothing
+        whatever the groups; the first that would not ends the look.
+        """
         know = self.known[k]
         needs = self.needs[k]
         if needs is not None:
@@ -380,11 +412,18 @@ class _Tracker:
                 self.seen(k, [])  # nothing it could match
                 return True
         reach = self.reaches[k]
+        facts = self.facts[k]
         if know.step < 0 or reach is None:
-            return False
-        if know.step < self.step:
-            facts = self.facts[k]
-            calls, quick = facts.calls, facts.quick
+            calls = facts.calls
+            if calls is None or calls.open:
+                todo = graph.nodes
+            else:
+                nodes = graph.nodes
+                todo = [nodes[at] for at in graph.positions(calls.names)]
+            if not run_deep_if_needed(_all_keep, rewrite, todo, graph, facts, fresh):
+                return False
+        elif know.step < self.step:
+            calls = facts.calls
             index = graph.index
             todo: dict[Expr, None] = {}
             for step, buckets in self.marks:
@@ -399,8 +438,8 @@ class _Tracker:
             for node in know.unasked:
                 if node in index:
                     todo[node] = None
-            if todo and not run_deep_if_needed(_all_keep, rewrite, list(todo), graph, calls,
-                                               quick, fresh):
+            if todo and not run_deep_if_needed(_all_keep, rewrite, list(todo), graph, facts,
+                                               fresh):
                 return False
         know.step = self.step
         know.unasked = []
@@ -452,30 +491,48 @@ def _moved_on(buckets: Buckets, memo: dict[Expr, Expr], index: dict[Expr, int]) 
     return out
 
 
-def _all_keep(rewrite: Rewrite, nodes: list[Expr], graph: IndexedGraph,
-              calls: CallFilter | None, quick: Callable[[Expr], bool] | None,
-              fresh: set[Expr]) -> bool:
-    """Whether ``rewrite``'s callback keeps each of ``nodes`` its pattern matches (what the
-    callback is shown leaves ``fresh``)."""
+def _all_keep(rewrite: Rewrite, nodes: Sequence[Expr], graph: IndexedGraph,
+              facts: _PatternFacts, fresh: set[Expr]) -> bool:
+    """Whether ``rewrite``'s callback keeps each of ``nodes`` its pattern matches, each
+    asked as the only match (what the callback is shown leaves ``fresh``)."""
     pattern = rewrite.pattern
-    matcher = DFPatternMatcher(graph.nodes[-1], graph)
+    calls, plain = facts.calls, facts.plain
+    quick = facts.quick if plain is None else None  # (a plain matcher is as quick)
+    matcher = None if plain is not None else _Matcher(graph.nodes[-1], graph, facts.filters)
+    callback = rewrite.callback
     for node in nodes:
         if calls is not None and calls.rejects(node):
             continue
         if quick is not None and not quick(node):
             continue
-        if not matcher.match(pattern, node):
+        matched: Bindings | None
+        if matcher is None:
+            matched = plain(node)
+            if matched is None:
+                continue
+        elif matcher.match(pattern, node):
+            matched = matcher.memo  # (the next match starts a new one)
+        else:
             continue
-        matched = {p: list(es) for p, es in matcher.memo.items()}
         if fresh:
             _shown(matched, fresh)
         try:
-            out = rewrite.callback(node, node, Match(matched, {}))
+            out = callback(node, node, Match(matched, {}))
         except Exception:  # noqa: BLE001  (undecided here: the run asks again, and reports)
             return False
         if out is not node:
             return False
     return True
+
+
+class _Matcher(DFPatternMatcher):
+    """The matcher, with the call filters of the pattern's nodes kept by the rewrite (they
+    depend on the pattern alone, and a new matcher per look would find them again)."""
+
+    def __init__(self, root: Expr, graph: IndexedGraph,
+                 filters: dict[DFPattern, CallFilter | None]) -> None:
+        super().__init__(root, graph)
+        self._filters = filters
 
 
 class _RecordingGrouper(PatternGrouper):
@@ -682,6 +739,7 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
     at_roots = iter(sorted(index[r] for r in roots if index[r] > first))
     next_root = next(at_roots, -1)
     changed = memo.keys()
+    close = near.keys()
     for k in range(first + 1, len(nodes)):
         node = nodes[k]
         kind = type(node)
@@ -690,7 +748,7 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
         kids = node.args if op_call else kind._layout_.children(node)
         post = node
         if not changed.isdisjoint(kids):
-            new_kids = tuple([new_form(x, x) for x in kids])
+            new_kids = tuple(map(new_form, kids, kids))
             if op_call:
                 post = _new_call(Call)
                 _fill_call(post, node.op, new_kids, node.attrs, node.type_args,
@@ -701,10 +759,11 @@ def _rebuild(graph: IndexedGraph, at_root: Callable[[Expr, Expr, dict[Expr, Expr
                 post = rebuild(node, new_kids)
                 if node._checked_type is not None:
                     set_checked_type(post, node._checked_type)
-            d = _distance(kids, near_get, limit)
-            if d <= reach:
-                near[node] = d
-                marks.append((post, d))
+            if not close.isdisjoint(kids):  # (most rebuilt nodes are far from a replacement)
+                d = _distance(kids, near_get, limit)
+                if d <= reach:
+                    near[node] = d
+                    marks.append((post, d))
         if k == next_root:
             next_root = next(at_roots, -1)
             out = at_root(node, post, memo)
@@ -1032,6 +1091,8 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
     tracker = _Tracker(rewrites)
     graph: IndexedGraph | None = None
     quiet = 0  # rewrites run in a row on this very program without changing it
+    # The start and end of the last round, if it changed the program, until compared.
+    ends: tuple[Expr, Expr] | None = None
     for _ in range(MAX_ROUNDS):
         last = post
         # What the rebuilds of this round may update in place (never part of ``last``, which
@@ -1051,6 +1112,10 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
             if tracker.keeps(k, rewrite, graph, own.calls):
                 quiet += 1
                 continue
+            if ends is not None:
+                if _same_program(ends):
+                    return ends[1]
+                ends = None
             typing = _Typing(type_new)
             new, new_graph = _apply(rewrite, k, post, graph, typing, tracker, own)
             if new is not post:
@@ -1060,9 +1125,16 @@ def rewrite_patterns(rewrites: Sequence[Rewrite], func: Function,
                 quiet = 0
             else:
                 quiet += 1
-        if post is last or structural_equal(last, post, map_free_vars=True):
-            return post
+        # (Compared only when the next round is about to change the program.)
+        ends = None if post is last else (last, post)
+    if ends is not None and _same_program(ends):
+        return ends[1]
     raise RewriteLimitError(
         f"the rewrites ({', '.join(r.name for r in rewrites)}) still changed the program after "
         f"{MAX_ROUNDS} rounds; some of them undo each other"
     )
+
+
+def _same_program(ends: tuple[Expr, Expr]) -> bool:
+    """Whether a round left the program structurally equal (Relay's end of the rounds)."""
+    return structural_equal(ends[0], ends[1], map_free_vars=True)

@@ -76,8 +76,9 @@ def carry_type(pre: Expr, post: Expr) -> Expr:
         return post
     if t is Call:
         args = post.args
-        if type(post.op) is not Op or len(args) != len(pre.args):
-            return post
+        if (type(post.op) is not Op or post.op is not pre.op or post.attrs is not pre.attrs
+                or len(args) != len(pre.args)):
+            return post  # (another operator or other attributes may give another type)
         arg_types = _same_types(args, pre.args)
         if arg_types is not None:
             # Filled in place, as the constructor fills a new node: nobody holds ``post`` yet.

@@ -481,7 +481,8 @@ class DFPatternMatcher:
     """
 
     def __init__(self, graph_root: Expr, graph: IndexedGraph | None = None,
-                 explain: bool = False) -> None:
+                 explain: bool = False,
+                 filters: dict[DFPattern, CallFilter | None] | None = None) -> None:
         self._root = graph_root
         self._graph = graph
         self.memo: dict[DFPattern, list[Expr]] = {}
@@ -491,7 +492,9 @@ class DFPatternMatcher:
         self._explain = explain
         self._quiet = 0
         self.failure: Failure | None = None
-        self._filters: dict[DFPattern, CallFilter | None] = {}
+        # Each pattern node's call filter (it depends on the pattern alone): ``filters`` lets a
+        # caller that matches one pattern many times keep them across matchers.
+        self._filters: dict[DFPattern, CallFilter | None] = {} if filters is None else filters
 
     @property
     def graph(self) -> IndexedGraph:

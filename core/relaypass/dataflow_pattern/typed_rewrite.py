@@ -498,7 +498,8 @@ def _all_keep(rewrite: Rewrite, nodes: Sequence[Expr], graph: IndexedGraph,
     pattern = rewrite.pattern
     calls, plain = facts.calls, facts.plain
     quick = facts.quick if plain is None else None  # (a plain matcher is as quick)
-    matcher = None if plain is not None else _Matcher(graph.nodes[-1], graph, facts.filters)
+    matcher = (None if plain is not None
+               else DFPatternMatcher(graph.nodes[-1], graph, filters=facts.filters))
     callback = rewrite.callback
     for node in nodes:
         if calls is not None and calls.rejects(node):
@@ -523,16 +524,6 @@ def _all_keep(rewrite: Rewrite, nodes: Sequence[Expr], graph: IndexedGraph,
         if out is not node:
             return False
     return True
-
-
-class _Matcher(DFPatternMatcher):
-    """The matcher, with the call filters of the pattern's nodes kept by the rewrite (they
-    depend on the pattern alone, and a new matcher per look would find them again)."""
-
-    def __init__(self, root: Expr, graph: IndexedGraph,
-                 filters: dict[DFPattern, CallFilter | None]) -> None:
-        super().__init__(root, graph)
-        self._filters = filters
 
 
 class _RecordingGrouper(PatternGrouper):

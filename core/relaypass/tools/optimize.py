@@ -89,13 +89,6 @@ def _onnx() -> Any:
     return onnx
 
 
-def _opset_of(model: Any) -> int:
-    for entry in model.opset_import:
-        if entry.domain in ("", "ai.onnx"):
-            return int(entry.version)
-    return 1
-
-
 def _dim_params(model: Any) -> dict[str, list[str | None]]:
     """The names of the symbolic dimensions of the graph's inputs and outputs."""
     out = {}
@@ -138,13 +131,14 @@ def optimize_model(model: Any, output: str | os.PathLike | None, *, pipeline: st
     of the dynamic dimensions.
     """
     from ..frontend import from_onnx, to_onnx
+    from .model_zoo import opset as model_opset
     from .model_zoo import read_onnx
 
     onnx = _onnx()
     if not isinstance(model, onnx.ModelProto):
         model = read_onnx(os.fspath(model))
     if opset is None:
-        opset = min(max(_opset_of(model), 17), 21)
+        opset = min(max(model_opset(model), 17), 21)
     start = time.perf_counter()
     built = _pipeline(pipeline, out_dir or os.getcwd())
     mod, _ = from_onnx(model, shape=dict(shapes) if shapes else None)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import RelayPassError
+from ..transform.pipeline import pipeline_from_data, read_pipeline
 from .arguments import tolerance
 
 __all__ = ["DEFAULT_PIPELINE", "CheckResult", "OptimizeError", "OptimizeResult", "check_outputs",
@@ -102,14 +103,10 @@ def _dim_params(model: Any) -> dict[str, list[str | None]]:
 def _default_spec(out_dir: str) -> Any:
     """The default pipeline, validated once per folder: a frozen spec made from constant
     tables, where validating it again would cost tens of microseconds per model."""
-    from ..transform.pipeline import pipeline_from_data
-
     return pipeline_from_data(DEFAULT_PIPELINE, _DEFAULT_SOURCE, out_dir)
 
 
 def _pipeline(pipeline: str | None, out_dir: str) -> Any:
-    from ..transform.pipeline import read_pipeline
-
     if pipeline is None:
         return _default_spec(out_dir).build()
     if pipeline.lower().endswith(".toml") or os.path.isfile(pipeline):
@@ -130,6 +127,8 @@ def optimize_model(model: Any, output: str | os.PathLike | None, *, pipeline: st
     21).  The exported model keeps the input and output names and the names
     of the dynamic dimensions.
     """
+    # Imported on use: the CLI loads this module at start-up for its arguments, and its
+    # other commands should not pay for the IR, the importer and numpy.
     from ..frontend import from_onnx, to_onnx
     from .model_zoo import opset as model_opset
     from .model_zoo import read_onnx

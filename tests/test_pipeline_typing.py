@@ -59,18 +59,23 @@ def assert_typed_as_from_scratch(mod):
         fresh_mod[gv.name_hint] = untyped_copy(func)
     fresh = InferType(fresh_mod)
     for gv, func in mod.items():
-        again = fresh[gv.name_hint]
-        assert_structural_equal(func, again)
-        mine, theirs = post_order(func), post_order(again)
-        assert len(mine) == len(theirs)
-        for a, b in zip(mine, theirs):
-            if type(a) is Op:
-                continue
-            where = f"@{gv.name_hint}: {type(a).__name__}"
-            assert a.has_checked_type, f"{where} is untyped"
-            assert a.checked_type == b.checked_type, where
-            if type(a) is Call and type(a.op) is Op:
-                assert tuple(a.type_args) == tuple(b.type_args), where
+        assert_same_typing(func, fresh[gv.name_hint], f"@{gv.name_hint}")
+
+
+def assert_same_typing(a, b, where=""):
+    """``a`` and ``b`` are structurally equal and typed alike, node by node (type arguments
+    of operator calls included)."""
+    assert_structural_equal(a, b)
+    mine, theirs = post_order(a), post_order(b)
+    assert len(mine) == len(theirs)
+    for x, y in zip(mine, theirs):
+        if type(x) is Op:
+            continue
+        at = f"{where}: {type(x).__name__}"
+        assert x.has_checked_type, f"{at} is untyped"
+        assert x.checked_type == y.checked_type, at
+        if type(x) is Call and type(x.op) is Op:
+            assert tuple(x.type_args) == tuple(y.type_args), at
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
@@ -173,32 +178,20 @@ def _general_inference(mod):
     return {name: func for name, (_gv, func) in typed.items()}
 
 
-def _assert_same_typing(a, b):
-    assert_structural_equal(a, b)
-    mine, theirs = post_order(a), post_order(b)
-    assert len(mine) == len(theirs)
-    for x, y in zip(mine, theirs):
-        if type(x) is Op:
-            continue
-        assert x.has_checked_type and x.checked_type == y.checked_type
-        if type(x) is Call and type(x.op) is Op:
-            assert tuple(x.type_args) == tuple(y.type_args)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(modules(size=(1, 25)) | modules(size=(1, 25), features={"tuple"}, size_vars=True))
 def test_the_dataflow_path_types_as_the_general_inference(mod):
     fast = InferType(mod)
     general = _general_inference(mod)
     for gv, func in fast.items():
-        _assert_same_typing(func, general[gv.name_hint])
+        assert_same_typing(func, general[gv.name_hint])
         assert gv.checked_type == func.checked_type
 
 
 @pytest.mark.parametrize("name", ["gpt2_kv_cache:dynamic", "llama_block", "resnet_block"])
 def test_the_dataflow_path_types_imported_models_as_the_general_inference(name):
     mod, _params = from_onnx(CORPUS[name]())
-    _assert_same_typing(InferType(mod)["main"], _general_inference(mod)["main"])
+    assert_same_typing(InferType(mod)["main"], _general_inference(mod)["main"])
 
 
 def test_the_dataflow_path_leaves_errors_to_the_general_inference():

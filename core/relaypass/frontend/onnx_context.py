@@ -270,7 +270,7 @@ class ConversionContext:
         key = (array.shape, array.dtype)
         ty = self._constant_types.get(key)
         if ty is None:
-            ty = self._constant_types[key] = TensorType(array.shape, _dtype_name(array.dtype))
+            ty = self._constant_types[key] = TensorType(array.shape, array.dtype)
         return ty
 
     def tensor_type(self, expr: Expr, what: str = "the input") -> TensorType:
@@ -535,16 +535,7 @@ def _kind(dtype: str) -> str:
     return kind
 
 
-def _dtype_name(dtype: np.dtype) -> str:
-    """A numpy dtype's name, remembered (numpy computes ``str(dtype)`` in Python)."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype)
-    return name
-
-
 _KINDS: dict[str, str] = {}
-_DTYPE_NAMES: dict[np.dtype, str] = {}
 
 
 def _operand_key(expr: Expr) -> object:

@@ -103,7 +103,6 @@ from .diagnostics import expr_text, locate
 from .incremental import (
     Kept,
     concrete_type,
-    dtype_name,
     kept_functions,
     remember,
     typed_constant,
@@ -381,7 +380,7 @@ class _DataflowTyper:
         typ = self.const_types.get(key)
         if typ is None:
             typ = self.const_types[key] = self._share(
-                TensorType(data.shape, dtype_name(data.dtype)))
+                TensorType(data.shape, data.dtype))
         typed = Constant._layout_.rebuild(node, ())
         set_checked_type(typed, typ)
         return typed

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 from weakref import ref
 
+from relaypass.ir.dtype import canonical_dtype
 from relaypass.ir.expr import (
     BaseFunc,
     Call,
@@ -55,7 +56,7 @@ from relaypass.ir.module import IRModule
 from relaypass.ir.op import Op
 from relaypass.ir.types import FuncType, TensorType, TupleType, Type
 
-__all__ = ["Kept", "concrete_type", "dtype_name", "kept_functions", "remember", "typed_as_inferred",
+__all__ = ["Kept", "concrete_type", "kept_functions", "remember", "typed_as_inferred",
            "typed_constant"]
 
 
@@ -259,18 +260,7 @@ def typed_constant(node: Constant) -> bool:
     ty = node._checked_type
     data = node.array
     return (type(ty) is TensorType and ty.span is None and ty.shape == data.shape
-            and ty.dtype == dtype_name(data.dtype))
-
-
-def dtype_name(dtype: object) -> str:
-    """A numpy dtype's name (``float32``), remembered: numpy computes ``dtype.name`` in Python."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = str(dtype)
-    return name
-
-
-_DTYPE_NAMES: dict[object, str] = {}
+            and ty.dtype == canonical_dtype(data.dtype))
 
 
 def concrete_type(ty: Type) -> bool:

@@ -386,8 +386,9 @@ def floor_table(bar: list[dict[str, object]], s: Settings) -> list[str]:
         "less. The same graph of plain slotted objects (about 60% of the bytes per node) grows "
         "1.2x from 10,000 to 100,000 nodes and 1.7x by 300,000: the step comes where the "
         "working set leaves the cache, whatever the code. The floor's sweep over many sizes "
-        "(its rows below) tells the two apart: an algorithm's cost keeps growing from size to "
-        "size, a step of the caches is flat on either side. Every pass pays this as well, so "
+        "(its rows below) shows where: flat while the working set fits the caches, rising "
+        "once it leaves them; the floor's code does one memo look-up per edge and one object "
+        "per node, so nothing in it grows with the program. Every pass pays this as well, so "
         "'÷ floor' is its growth over the floor's growth on the same program: the part of "
         "the growth that is the pass's own. 'bar' judges the raw growth, 'vs floor' the growth "
         "over the floor's.",
